@@ -1,0 +1,3 @@
+"""pytest-obelize-bench: the obelize migration benchmark as a pytest plugin."""
+
+__version__ = "0.1.0"
