@@ -1,0 +1,85 @@
+"""Tiers are computed, never assigned: ``tier()`` from a record, ``ceiling()`` from a key.
+
+Both are pure. A null is never read as 0 or as true: a measurement that was not made can
+neither grant ``verified_success`` nor make a case ``wrong``.
+"""
+
+from __future__ import annotations
+
+from pytest_obelize_bench.cases import Case
+from pytest_obelize_bench.record import ErrorInfo, Measurements
+
+CAP_CONTROL = "a negative control is excluded from the rate"
+CAP_RETIRED = "the case is retired"
+CAP_NOTHING = "the key names nothing to migrate"
+CAP_NO_TEST = "no test command"
+CAP_NOT_COVERED = "the tests do not cover the change"
+CAP_MANUAL = "a row the key marks `manual`"
+CAP_FLAGGED = "a row the pack flags rather than edits"
+CAP_UNREVIEWED = "the review is unanswered (human_edits is null)"
+
+
+def regressed(m: Measurements) -> bool:
+    """A patch turned a passing baseline into a failing after-run."""
+    return m.patch_applied is True and m.tests_baseline.status == "pass" and m.tests_after.status == "fail"
+
+
+def is_wrong(m: Measurements) -> bool:
+    return (
+        m.patch_correct is False
+        or m.patch_compiles is False
+        or (m.false_positive_edit is not None and m.false_positive_edit > 0)
+        or regressed(m)
+    )
+
+
+def is_verified(m: Measurements) -> bool:
+    after = m.tests_after
+    ran_something = after.passed is None or after.passed > 0
+    return (
+        m.false_positive == 0
+        and m.missed_call_site == 0
+        and m.human_edits == 0
+        and m.tests_baseline.status == "pass"
+        and after.status == "pass"
+        and ran_something
+        and m.tests_cover_change is True
+    )
+
+
+def tier(error: ErrorInfo | None, m: Measurements) -> str:
+    """The protocol's tiers, tried in order; the first that holds is the case's."""
+    if error is not None:
+        return "error"
+    if is_wrong(m):
+        return "wrong"
+    if m.patch_applied is not True:
+        return "unsupported"
+    if m.unmigrated is None or m.unmigrated > 0:
+        return "partial"
+    if is_verified(m):
+        return "verified_success"
+    return "patched_unverified"
+
+
+def ceiling(case: Case) -> str | None:
+    """What caps a case below ``verified_success`` before it runs, from its key alone; None if nothing."""
+    truth = case.ground_truth
+    if case.control:
+        return CAP_CONTROL
+    if case.retired is not None:
+        return CAP_RETIRED
+    rows = [*truth.call_sites, *truth.manifests]
+    if not rows:
+        return CAP_NOTHING
+    if case.test_cmd is None:
+        return CAP_NO_TEST
+    if not truth.tests_cover_change:
+        return CAP_NOT_COVERED
+    if any(row.label != "auto" for row in rows):
+        return CAP_MANUAL
+    if any(row.kind == "dynamic" for row in truth.call_sites):
+        return CAP_FLAGGED
+    if case.human_edits is None:
+        return CAP_UNREVIEWED
+    return None
