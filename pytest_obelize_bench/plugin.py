@@ -1,1 +1,285 @@
-"""pytest entry point (placeholder until the plugin lands)."""
+"""The pytest entry point: options, one item per case, the tier as the item's outcome.
+
+Kept import-light: ``pytest --help`` and the project's own unit tests must not pay for
+loading the case file, the tool under test or anything a round needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.cases import Case
+    from pytest_obelize_bench.context import RoundContext
+    from pytest_obelize_bench.controller import Controller
+
+OPTION_ROUND = "--bench-round"
+OPTION_FIXTURES = "--fixtures-only"
+
+#: category, letter, word and colour of each tier in the terminal.
+TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
+    "verified_success": ("V", "VERIFIED_SUCCESS", {"green": True, "bold": True}),
+    "patched_unverified": ("P", "PATCHED_UNVERIFIED", {"cyan": True}),
+    "partial": ("H", "PARTIAL", {"yellow": True}),
+    "unsupported": ("N", "UNSUPPORTED", {"purple": True}),
+    "wrong": ("W", "WRONG", {"red": True, "bold": True}),
+    "error": ("!", "ERROR_TIER", {"red": True}),
+}
+#: the ``-r`` character that lists the cases per tier.
+REPORT_CHAR = "T"
+#: the exit status of a session in which a case reached a tier named by --bench-fail-on.
+EXIT_TIER_GATE = 6
+
+CASES_KEY = pytest.StashKey["list[Case]"]()
+CONTEXT_KEY = pytest.StashKey["RoundContext"]()
+CONTROLLER_KEY = pytest.StashKey["Controller"]()
+COLLECT_PATHS_KEY = pytest.StashKey["dict[Path, list[Case]]"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("obelize-bench", "obelize migration benchmark")
+    group.addoption(OPTION_ROUND, type=int, metavar="N", help="run benchmark round N: one item per row of the case file")
+    group.addoption(
+        OPTION_FIXTURES,
+        action="store_true",
+        help="run the offline fixture repositories against their expected.json (no network, no program but this interpreter)",
+    )
+    group.addoption("--bench-cases", metavar="PATH", default="cases/cases.yaml", help="the case file (default: %(default)s)")
+    group.addoption("--bench-fixtures", metavar="DIR", default="cases/fixtures", help="the fixtures folder (default: %(default)s)")
+    group.addoption("--bench-results", metavar="DIR", default="results", help="where records and the summary go (default: %(default)s)")
+    group.addoption("--bench-split", choices=("dev", "holdout"), help="run one side of the split only")
+    group.addoption("--bench-fail-on", metavar="TIERS", help="comma-separated tiers that make the session exit with status 6, e.g. wrong,error")
+    group.addoption("--bench-work", metavar="DIR", help="work root for checkouts and logs (default: <system temp>/obelize-bench)")
+    group.addoption("--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them")
+    group.addoption(
+        "--bench-interpreter",
+        choices=("exact", "minor"),
+        default="exact",
+        help="exact: the case's uv key as written; minor: the same implementation and minor version on this machine",
+    )
+    group.addoption(
+        "--bench-python-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder holding interpreters for uv to find (repeatable), e.g. ~/.pyenv/versions/3.12.1/bin",
+    )
+    group.addoption("--exclude-newer", metavar="UTC", help="resolve every install as of this UTC time (replays an earlier round)")
+    group.addoption("--obelize", metavar="SPEC", help="the tool under test: a requirement (obelize==0.7.0) or a path to an obelize checkout")
+    group.addoption("--bench-allow-dirty", action="store_true", help="run a round on an uncommitted project tree (the records say so)")
+    group.addoption("--bench-no-summary", action="store_true", help="do not rewrite the round's block of BENCHMARK_RESULTS.md")
+    group.addoption(
+        "--bench-update-expected",
+        action="store_true",
+        help="with --fixtures-only: rewrite each fixture's expected.json from this run instead of comparing",
+    )
+
+
+def _bench_mode(config: pytest.Config) -> str | None:
+    if config.getoption(OPTION_FIXTURES):
+        return "fixtures"
+    if config.getoption(OPTION_ROUND) is not None:
+        return "round"
+    return None
+
+
+def is_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for tier, (_, word, _) in TIER_DISPLAY.items():
+        config.addinivalue_line("markers", f"{tier}: reserved for the tier {word}")
+    for marker, text in (
+        ("dev", "a benchmark case on the dev side of the split"),
+        ("holdout", "a benchmark case on the holdout side of the split"),
+        ("control", "a negative control: must produce no migration"),
+        ("has_tests", "a benchmark case with a test command"),
+        ("fixture", "an offline fixture repository"),
+    ):
+        config.addinivalue_line("markers", f"{marker}: {text}")
+    mode = _bench_mode(config)
+    if mode is None:
+        return
+    if config.getoption(OPTION_FIXTURES) and config.getoption(OPTION_ROUND) is not None:
+        raise pytest.UsageError("--bench-round and --fixtures-only are different runs; give one of them")
+
+    from pytest_obelize_bench.cases import CaseFileError
+    from pytest_obelize_bench.startup import build_context, load_items
+
+    rootdir = Path(config.rootpath)
+    try:
+        cases_by_path = load_items(config, mode, rootdir)
+    except CaseFileError as exc:
+        raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(exc.problems)) from None
+    config.stash[COLLECT_PATHS_KEY] = cases_by_path
+    # The benchmark items replace whatever pytest would collect: a round never runs unit tests.
+    config.args = [str(path) for path in cases_by_path]
+    config.args_source = pytest.Config.ArgsSource.ARGS
+
+    if is_controller(config):
+        context = build_context(config, mode, rootdir)
+        from pytest_obelize_bench.controller import Controller
+
+        controller = Controller(config, context)
+        config.stash[CONTROLLER_KEY] = controller
+        config.pluginmanager.register(controller, "obelize-bench-controller")
+    else:
+        from pytest_obelize_bench.context import WORKERINPUT_KEY, RoundContext
+
+        context = RoundContext.from_json(config.workerinput[WORKERINPUT_KEY])  # type: ignore[attr-defined]
+    config.stash[CONTEXT_KEY] = context
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand the round's context to each xdist worker."""
+    from pytest_obelize_bench.context import WORKERINPUT_KEY
+
+    context = node.config.stash.get(CONTEXT_KEY, None)
+    if context is not None:
+        node.workerinput[WORKERINPUT_KEY] = context.to_json()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    paths = parent.config.stash.get(COLLECT_PATHS_KEY, None)
+    if not paths:
+        return None
+    cases = paths.get(file_path.resolve())
+    if cases is None:
+        return None
+    return CaseCollector.from_parent(parent, path=file_path, cases=cases)
+
+
+class CaseCollector(pytest.File):
+    """A case file (or one fixture's case.yaml): yields one item per case, ids sorted."""
+
+    def __init__(self, *, cases: list[Case], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cases = cases
+
+    def collect(self) -> list[pytest.Item]:
+        items: list[pytest.Item] = []
+        for case in sorted(self.cases, key=lambda c: c.id):
+            item = pytest.Function.from_parent(self, name=case.id, callobj=_bench_case)
+            item.bench_case = case  # type: ignore[attr-defined]
+            if case.origin == "fixture":
+                item.add_marker("fixture")
+            if case.split is not None:
+                item.add_marker(case.split)
+            if case.control:
+                item.add_marker("control")
+            if case.test_cmd is not None:
+                item.add_marker("has_tests")
+            if case.retired is not None:
+                item.add_marker(pytest.mark.skip(reason=f"retired in round {case.retired.round}: {case.retired.reason}"))
+            items.append(item)
+        return items
+
+
+def _bench_case(bench_run: Any, request: pytest.FixtureRequest) -> None:
+    """The body of every benchmark item: steps 5 to 10 on what the fixtures prepared."""
+    from pytest_obelize_bench.pipeline import finish_case
+
+    finish_case(bench_run, request.node)
+
+
+# -- fixtures: each stage runs only if the ones before it succeeded --------------------
+
+
+@pytest.fixture
+def bench_case(request: pytest.FixtureRequest) -> Case:
+    """The case this item measures."""
+    case = getattr(request.node, "bench_case", None)
+    if case is None:
+        pytest.fail("bench_case is only available to benchmark items")
+    return case
+
+
+@pytest.fixture
+def bench_context(request: pytest.FixtureRequest) -> RoundContext:
+    return request.config.stash[CONTEXT_KEY]
+
+
+@pytest.fixture
+def bench_workspace(bench_case: Case, bench_context: RoundContext) -> Any:
+    """A clean work folder, checked for pytest configs above it, and the case's step runner."""
+    from pytest_obelize_bench.pipeline import start_case
+
+    return start_case(bench_case, bench_context)
+
+
+@pytest.fixture
+def bench_checkout(bench_workspace: Any) -> Any:
+    """The repository at its pinned commit (or the fixture's copy)."""
+    from pytest_obelize_bench.pipeline import stage_checkout
+
+    return stage_checkout(bench_workspace)
+
+
+@pytest.fixture
+def bench_venv(bench_checkout: Any) -> Any:
+    """The case's uv virtualenv on its interpreter key (the running interpreter for fixtures)."""
+    from pytest_obelize_bench.pipeline import stage_venv
+
+    return stage_venv(bench_checkout)
+
+
+@pytest.fixture
+def bench_legacy_sdk(bench_venv: Any) -> Any:
+    """The reviewed install commands and the pinned legacy SDK, its version checked."""
+    from pytest_obelize_bench.pipeline import stage_legacy_sdk
+
+    return stage_legacy_sdk(bench_venv)
+
+
+@pytest.fixture
+def bench_run(bench_legacy_sdk: Any) -> Any:
+    return bench_legacy_sdk
+
+
+# -- the outcome ------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    record_json = getattr(item, "bench_record_json", None)
+    if call.when == "call" and record_json is not None:
+        tier = item.bench_tier  # type: ignore[attr-defined]
+        report.bench_record = record_json
+        report.bench_tier = tier
+        report.bench_case_id = item.bench_case.id  # type: ignore[attr-defined]
+        report.bench_artefacts = getattr(item, "bench_artefacts_json", None)
+        # junitxml reads the properties from the teardown report, which copies the item's list.
+        item.user_properties.append(("tier", tier))
+    return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
+    tier = getattr(report, "bench_tier", None)
+    if tier is None or report.when != "call" or not report.passed:
+        return None
+    letter, word, markup = TIER_DISPLAY[tier]
+    return tier, letter, (word, markup)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    controller = config.stash.get(CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.terminal_summary(terminalreporter, list_tiers=REPORT_CHAR in terminalreporter.reportchars)
+
+
+def tier_gate(config: pytest.Config) -> set[str]:
+    from pytest_obelize_bench.record import TIERS
+
+    text = config.getoption("--bench-fail-on") or ""
+    wanted = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = wanted - set(TIERS)
+    if unknown:
+        raise pytest.UsageError(f"--bench-fail-on: unknown tier(s) {', '.join(sorted(unknown))}; known: {', '.join(TIERS)}")
+    return wanted

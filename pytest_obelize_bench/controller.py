@@ -1,0 +1,118 @@
+"""The controller's side of a round: the only place that writes results and summaries.
+
+Workers hand each record over on the test report as a JSON string; here it is written
+atomically the moment it arrives, so an interrupted round keeps every case it finished.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_obelize_bench.context import RoundContext
+from pytest_obelize_bench.record import TIERS, Record, RecordError, parse_record, write_atomically
+
+
+class Controller:
+    """Registered as a plugin on the controller (or the only process without xdist)."""
+
+    def __init__(self, config: pytest.Config, context: RoundContext) -> None:
+        from pytest_obelize_bench.plugin import tier_gate
+
+        self.config = config
+        self.context = context
+        self.records: dict[str, Record] = {}
+        self.written: list[Path] = []
+        self.unreadable: list[str] = []
+        self.gate = tier_gate(config)
+        self.gated: list[str] = []
+        self.summary_paths: tuple[Path, ...] = ()
+        self.summary_error: str | None = None
+
+    @property
+    def writes_results(self) -> bool:
+        return self.context.mode == "round"
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = getattr(report, "bench_record", None)
+        if text is None:
+            return
+        try:
+            record = parse_record(text, report.nodeid)
+        except RecordError as exc:
+            self.unreadable.append(str(exc))
+            return
+        self.records[record.case] = record
+        if self.writes_results:
+            path = self.context.round_results / f"{record.case}.json"
+            write_atomically(path, record.to_json())
+            self.written.append(path)
+            artefacts = getattr(report, "bench_artefacts", None)
+            if artefacts:
+                write_atomically(self.context.round_results / "artefacts" / f"{record.case}.json", artefacts)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.writes_results and self.records and not self.config.getoption("--bench-no-summary"):
+            self._write_summary()
+        self.gated = sorted(case for case, record in self.records.items() if record.tier in self.gate)
+        if self.gated and session.exitstatus == pytest.ExitCode.OK:
+            from pytest_obelize_bench.plugin import EXIT_TIER_GATE
+
+            session.exitstatus = EXIT_TIER_GATE
+
+    def _write_summary(self) -> None:
+        from pytest_obelize_bench.cases import CaseFileError, load_case_file
+        from pytest_obelize_bench.summary import write_round_outputs
+
+        try:
+            case_file = load_case_file(self.context.cases_path)
+            self.summary_paths = tuple(
+                write_round_outputs(Path(self.context.results_dir), case_file, self.context.round or case_file.round)
+            )
+        except (CaseFileError, RecordError, OSError) as exc:
+            self.summary_error = str(exc).splitlines()[0]
+
+    # -- terminal ---------------------------------------------------------------------
+
+    def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
+        if not self.records and not self.unreadable:
+            return
+        terminal.write_sep("=", "obelize-bench")
+        if list_tiers:
+            for tier in TIERS:
+                cases = sorted(case for case, record in self.records.items() if record.tier == tier)
+                if cases:
+                    terminal.write_line(f"{tier} ({len(cases)}): {', '.join(cases)}")
+        if self.context.mode == "round":
+            for line in self._round_lines():
+                terminal.write_line(line)
+        else:
+            counts = {tier: sum(r.tier == tier for r in self.records.values()) for tier in TIERS}
+            terminal.write_line(
+                "fixtures: " + ", ".join(f"{n} {tier}" for tier, n in counts.items() if n) + " (nothing written under results/)"
+            )
+        for problem in self.unreadable:
+            terminal.write_line(f"unreadable record: {problem}", red=True)
+        if self.summary_error:
+            terminal.write_line(f"summary not written: {self.summary_error}", red=True)
+        if self.gated:
+            terminal.write_line(
+                f"--bench-fail-on={','.join(sorted(self.gate))}: {', '.join(self.gated)}", red=True, bold=True
+            )
+
+    def _round_lines(self) -> list[str]:
+        from pytest_obelize_bench.cases import CaseFileError, load_case_file
+        from pytest_obelize_bench.summary import load_round, terminal_lines
+
+        results = Path(self.context.results_dir)
+        try:
+            case_file = load_case_file(self.context.cases_path)
+            data = load_round(results, case_file, self.context.round or case_file.round)
+        except (CaseFileError, RecordError, OSError) as exc:
+            return [f"records: {len(self.written)} written to {self.context.round_results}; summary unavailable: {exc}"]
+        lines = terminal_lines(data, results, Path(self.context.work_root) / self.context.round_label)
+        lines.append(f"records written this session: {len(self.written)} in {self.context.round_results}")
+        return lines

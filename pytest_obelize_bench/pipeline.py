@@ -1,0 +1,393 @@
+"""The worker's side of one case: the protocol's steps in order, and the record they produce.
+
+Each stage runs only if every stage before it succeeded; a ``CaseError`` stops the case
+and becomes its ``error`` record, so the round goes on. Grading and tiers are pure
+functions of what the stages left on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_obelize_bench import __version__
+from pytest_obelize_bench.cases import PACK_DISTRIBUTIONS, Case
+from pytest_obelize_bench.context import RoundContext
+from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.record import (
+    ErrorInfo,
+    Provenance,
+    Record,
+    StepRecord,
+    SuiteResult,
+    comparable,
+    differences,
+)
+
+FETCH_TIMEOUT_S = 300
+VENV_TIMEOUT_S = 300
+INSTALL_TIMEOUT_S = 900
+FIX_TIMEOUT_S = 900
+COMPILE_TIMEOUT_S = 120
+TEST_TIMEOUT_S = 600
+#: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
+FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
+
+
+@dataclass
+class CaseRun:
+    """Everything one case has done so far; the fixtures hand it from stage to stage."""
+
+    case: Case
+    context: RoundContext
+    run_at: str
+    workspace: Any = None
+    runner: Any = None
+    elider: Any = None
+    interpreter: Any = None
+    env: dict[str, str] = field(default_factory=dict)
+    error: CaseError | None = None
+    crash: str | None = None
+    sdk_from: str | None = None
+    sdk_to: str | None = None
+    packages_sha256: str | None = None
+    uv_version: str | None = None
+    baseline: SuiteResult = field(default_factory=SuiteResult)
+    after: SuiteResult = field(default_factory=SuiteResult)
+    artefacts: Any = None
+    patch_compiles: bool | None = None
+    runtime_seconds: float | None = None
+
+    @property
+    def offline(self) -> bool:
+        return self.context.mode == "fixtures"
+
+    @property
+    def checkout(self) -> Path:
+        return self.workspace.checkout
+
+    def attempt(self, stage: Callable[[], None]) -> CaseRun:
+        """Run a stage unless an earlier one failed; turn any failure into this case's error."""
+        if self.error is not None:
+            return self
+        try:
+            stage()
+        except CaseError as exc:
+            self.error = exc
+        except Exception as exc:  # a harness bug: still a record, and a visible pytest failure
+            self.error = CaseError("harness", "harness_crashed", f"{type(exc).__name__}: {exc}"[:500])
+            self.crash = traceback.format_exc()
+        return self
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# -- stages (the fixtures call these) ---------------------------------------------------
+
+
+def start_case(case: Case, context: RoundContext) -> CaseRun:
+    run = CaseRun(case=case, context=context, run_at=_utc_now())
+
+    def stage() -> None:
+        from pytest_obelize_bench.elide import Elider
+        from pytest_obelize_bench.executor import OfflineExecutor, ProcessExecutor, step_environment
+        from pytest_obelize_bench.steps import StepRunner
+        from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
+
+        workspace = prepare_workspace(Path(context.work_root), context.round_label, case.id)
+        run.workspace = workspace
+        run.elider = Elider(
+            [
+                ("<case>", workspace.checkout),
+                ("<logs>", workspace.logs),
+                ("<work>", Path(context.work_root)),
+                ("<repo>", Path(context.project_root)),
+                ("<harness-python>", Path(sys.executable)),
+            ]
+        )
+        extra = {"PYTHONDONTWRITEBYTECODE": "1", "GIT_TERMINAL_PROMPT": "0", "UV_PYTHON_DOWNLOADS": "never"}
+        if not run.offline:
+            extra["UV_EXCLUDE_NEWER"] = context.exclude_newer or ""
+            if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
+                extra["UV_CACHE_DIR"] = context.uv_cache
+        run.env = step_environment(os.environ, home=workspace.home, extra=extra)
+        executor = ProcessExecutor()
+        run.runner = StepRunner(
+            OfflineExecutor(executor) if run.offline else executor,
+            logs=workspace.logs,
+            elider=run.elider,
+            env=run.env,
+            cwd=workspace.checkout.parent,
+        )
+        check_isolation(workspace.checkout)
+
+    return run.attempt(stage)
+
+
+def stage_checkout(run: CaseRun) -> CaseRun:
+    def stage() -> None:
+        case = run.case
+        if run.offline:
+            shutil.copytree(Path(case.source or ""), run.checkout, symlinks=True, ignore=FIXTURE_COPY_IGNORE)
+            return
+        from pytest_obelize_bench.checkout import fetch_checkout
+
+        owner, _, name = (case.full_name or "").partition("/")
+        fetch_checkout(
+            run.runner,
+            url=case.repo or "",
+            sha=case.sha or "",
+            dest=run.checkout,
+            cache=Path(run.context.repo_cache) if run.context.repo_cache else None,
+            owner=owner,
+            name=name,
+            timeout=FETCH_TIMEOUT_S,
+        )
+
+    return run.attempt(stage)
+
+
+def stage_venv(run: CaseRun) -> CaseRun:
+    def stage() -> None:
+        from pytest_obelize_bench.environment import Interpreter, create_venv, uv_version
+
+        if run.offline:
+            run.interpreter = Interpreter(
+                requested="",
+                used="",
+                executable=Path(sys.executable),
+                build=" ".join(sys.version.split()),
+                machine=platform.machine(),
+            )
+            return
+        run.uv_version = uv_version()
+        venv = run.checkout / ".venv"
+        run.interpreter = create_venv(
+            run.runner,
+            key=run.case.python or "",
+            policy=run.context.interpreter_policy,
+            venv=venv,
+            search_path=[Path(p) for p in run.context.python_search],
+        )
+        run.env["VIRTUAL_ENV"] = str(venv)
+        run.env["PATH"] = os.pathsep.join([str(venv / "bin"), run.env.get("PATH", "")])
+        run.runner.env = run.env
+
+    return run.attempt(stage)
+
+
+def stage_legacy_sdk(run: CaseRun) -> CaseRun:
+    def stage() -> None:
+        if run.offline:
+            return
+        from pytest_obelize_bench.environment import install_pinned, run_install_commands
+
+        case = run.case
+        run_install_commands(run.runner, case.install, interpreter=run.interpreter.executable, timeout=INSTALL_TIMEOUT_S)
+        legacy, _ = PACK_DISTRIBUTIONS[case.pack]
+        run.sdk_from = install_pinned(
+            run.runner,
+            number=4,
+            name="install-from",
+            distribution=legacy,
+            version=case.from_version or "",
+            interpreter=run.interpreter.executable,
+            timeout=INSTALL_TIMEOUT_S,
+        )
+
+    return run.attempt(stage)
+
+
+# -- steps 5 to 10 ---------------------------------------------------------------------
+
+
+def _suite(run: CaseRun, phase: str, number: int) -> SuiteResult:
+    from pytest_obelize_bench.suite import run_suite
+
+    return run_suite(
+        run.runner,
+        phase=phase,
+        number=number,
+        test_cmd=run.case.test_cmd,
+        interpreter=run.interpreter.executable,
+        junit_dir=run.workspace.logs / "junit",
+        timeout=TEST_TIMEOUT_S,
+        cwd=run.checkout,
+    )
+
+
+def run_steps(run: CaseRun) -> None:
+    """Steps 5 to 8; each one only if everything before it succeeded."""
+    from pytest_obelize_bench.runfolder import copy_artefacts, locate_run_folder, patch_publishable
+    from pytest_obelize_bench.suite import compile_written
+    from pytest_obelize_bench.tool import ToolInfo, run_fix
+
+    case = run.case
+
+    def baseline() -> None:
+        run.baseline = _suite(run, "baseline", 5)
+
+    def fix() -> None:
+        tool = ToolInfo.from_json(run.context.tool or {})
+        run.artefacts, run.runtime_seconds = run_fix(
+            run.runner, tool, checkout=run.checkout, pack=case.pack, timeout=FIX_TIMEOUT_S
+        )
+        copy_artefacts(
+            locate_run_folder(run.checkout), run.workspace.artefacts, publish_patch=patch_publishable(case.license)
+        )
+
+    def compile_step() -> None:
+        run.patch_compiles = compile_written(
+            run.runner,
+            interpreter=run.interpreter.executable,
+            checkout=run.checkout,
+            written=run.artefacts.written,
+            timeout=COMPILE_TIMEOUT_S,
+        )
+
+    def new_sdk() -> None:
+        if run.offline:
+            return
+        from pytest_obelize_bench.environment import install_pinned, packages_digest
+
+        _, new = PACK_DISTRIBUTIONS[case.pack]
+        run.sdk_to = install_pinned(
+            run.runner,
+            number=7,
+            name="install-to",
+            distribution=new,
+            version=case.to_version or "",
+            interpreter=run.interpreter.executable,
+            timeout=INSTALL_TIMEOUT_S,
+        )
+        run.packages_sha256 = packages_digest(run.runner, interpreter=run.interpreter.executable, checkout=run.checkout)
+
+    def after() -> None:
+        run.after = _suite(run, "after", 8)
+
+    for stage in (baseline, fix, compile_step, new_sdk, after):
+        run.attempt(stage)
+
+
+def build_record(run: CaseRun) -> Record:
+    """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
+    from pytest_obelize_bench.grade import grade
+    from pytest_obelize_bench.tiers import tier
+
+    case, context = run.case, run.context
+    measurements = grade(
+        case,
+        run.artefacts,
+        baseline=run.baseline,
+        after=run.after,
+        patch_compiles=run.patch_compiles,
+        runtime_seconds=run.runtime_seconds,
+    )
+    error = ErrorInfo(**run.error.as_dict()) if run.error is not None else None
+    if error is not None and run.elider is not None:
+        error = ErrorInfo(step=error.step, reason=error.reason, detail=run.elider.text(error.detail))
+    tool = context.tool or {}
+    pack = context.packs.get(case.pack, {})
+    interpreter = run.interpreter
+    executable = None
+    if interpreter is not None and run.elider is not None:
+        executable = run.elider.text(str(interpreter.executable))
+    provenance = Provenance(
+        obelize_version=tool.get("version"),
+        obelize_commit=tool.get("commit"),
+        obelize_tree_dirty=tool.get("tree_dirty"),
+        pack=case.pack,
+        pack_sha256=pack.get("pack_sha256"),
+        spec_sha256=pack.get("spec_sha256"),
+        python=case.python if case.origin == "corpus" else None,
+        python_used=(interpreter.used or None) if interpreter is not None else None,
+        python_executable=executable,
+        python_build=interpreter.build if interpreter is not None else None,
+        machine=interpreter.machine if interpreter is not None else platform.machine(),
+        os=platform.system(),
+        sdk_from=run.sdk_from,
+        sdk_to=run.sdk_to,
+        uv_version=run.uv_version,
+        exclude_newer=None if run.offline else context.exclude_newer,
+        packages_sha256=run.packages_sha256,
+        run_at=run.run_at,
+        harness_version=context.harness.get("version", __version__),
+        harness_commit=context.harness.get("commit"),
+        harness_tree_dirty=context.harness.get("tree_dirty"),
+        allow_dirty=context.allow_dirty if context.mode == "round" else None,
+    )
+    steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
+    return Record(
+        case=case.id,
+        origin=case.origin,
+        control=case.control,
+        split=case.split,
+        error=error,
+        measurements=measurements,
+        steps=steps,
+        provenance=provenance,
+        tier=tier(error, measurements),  # type: ignore[arg-type]
+    )
+
+
+def finish_case(run: CaseRun, item: pytest.Item) -> None:
+    """The item's body: run, grade, hand the record to the report, then judge fixtures."""
+    if run.error is None:
+        run_steps(run)
+    record = build_record(run)
+    item.bench_record_json = record.to_json()  # type: ignore[attr-defined]
+    item.bench_tier = record.tier  # type: ignore[attr-defined]
+    if run.artefacts is not None:
+        from pytest_obelize_bench.runfolder import artefacts_to_json
+
+        item.bench_artefacts_json = artefacts_to_json(run.artefacts)  # type: ignore[attr-defined]
+    if run.workspace is not None:
+        (run.workspace.logs / "record.json").write_text(record.to_json(), encoding="utf-8")
+    if run.crash is not None:
+        pytest.fail(f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}", pytrace=False)
+    if run.offline:
+        if item.config.getoption("--bench-update-expected"):
+            write_expected(run.case, record)
+        else:
+            check_expected(run.case, record)
+
+
+def write_expected(case: Case, record: Record) -> None:
+    """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
+    import json
+
+    from pytest_obelize_bench.record import write_atomically
+
+    write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
+
+
+def expected_path(case: Case) -> Path:
+    return Path(case.source or "").parent / "expected.json"
+
+
+def check_expected(case: Case, record: Record) -> None:
+    """A fixture must reproduce its committed expected.json over the comparable view."""
+    import json
+
+    path = expected_path(case)
+    if not path.is_file():
+        pytest.fail(f"{path} is missing; write it with `obelize-bench fixtures --update`", pytrace=False)
+    try:
+        want = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        pytest.fail(f"{path}: not JSON: {exc}", pytrace=False)
+    lines = differences(comparable(record), want)
+    if lines:
+        pytest.fail(f"{case.id} differs from {path}:\n  " + "\n  ".join(lines), pytrace=False)

@@ -1,0 +1,134 @@
+"""Before a round: which cases to collect, and the context every worker shares.
+
+Everything here runs once per session. The controller refuses a round it could not
+publish honestly (an uncommitted tree, a case file for another round) before any case runs.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench import __version__
+from pytest_obelize_bench.cases import Case, CaseFileError, load_case_file, load_fixtures
+from pytest_obelize_bench.context import RoundContext
+
+
+def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
+    """An option's path: relative to the cwd when it exists there, else to the rootdir."""
+    path = Path(config.getoption(name)).expanduser()
+    if path.is_absolute():
+        return path
+    invocation = Path(config.invocation_params.dir)
+    return (invocation / path) if (invocation / path).exists() else (rootdir / path)
+
+
+def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
+    """The files to collect and the cases each yields; raises CaseFileError on a bad file."""
+    if mode == "fixtures":
+        root = _option_path(config, "--bench-fixtures", rootdir)
+        return {(root / case.id / "case.yaml").resolve(): [case] for case in load_fixtures(root)}
+    path = _option_path(config, "--bench-cases", rootdir)
+    case_file = load_case_file(path)
+    wanted = config.getoption("--bench-round")
+    if case_file.round != wanted:
+        raise CaseFileError(
+            [f"{path}: top level: round: the file is round {case_file.round}, but --bench-round={wanted} was asked for"]
+        )
+    side = config.getoption("--bench-split")
+    cases = [case for case in case_file.cases if side is None or case.split == side]
+    return {path.resolve(): cases}
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def harness_provenance(root: Path) -> dict[str, object]:
+    """The harness's own version, commit and whether its tree (results/ aside) is dirty."""
+    commit = _git(root, "rev-parse", "HEAD")
+    status = _git(root, "status", "--porcelain", "--", ".", ":(exclude)results")
+    return {
+        "version": __version__,
+        "commit": commit.strip() if commit else None,
+        "tree_dirty": None if status is None else bool(status.strip()),
+        "os": platform.system(),
+    }
+
+
+def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundContext:
+    """The round's shared context, computed on the controller only."""
+    from pytest_obelize_bench.environment import default_uv_cache, exclude_newer_now, validate_exclude_newer
+    from pytest_obelize_bench.workspace import default_work_root
+
+    collect_only = bool(config.getoption("collectonly"))
+    harness = harness_provenance(rootdir)
+    allow_dirty = bool(config.getoption("--bench-allow-dirty"))
+    if mode == "round" and not collect_only and not allow_dirty and harness["tree_dirty"] is not False:
+        why = "is not a git checkout" if harness["tree_dirty"] is None else "has uncommitted changes"
+        raise pytest.UsageError(
+            f"{rootdir} {why}; a round's records must name the code that ran. "
+            "Commit first, or pass --bench-allow-dirty (the records will say so)."
+        )
+    work_option = config.getoption("--bench-work")
+    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
+    cache_option = config.getoption("--bench-repo-cache")
+    exclude = config.getoption("--exclude-newer")
+    try:
+        exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
+    except ValueError as exc:
+        raise pytest.UsageError(f"--exclude-newer: {exc}") from None
+    from pytest_obelize_bench.plugin import tier_gate
+
+    tier_gate(config)  # an unknown tier is a usage error before anything runs
+    spec = config.getoption("--obelize")
+    if mode == "fixtures" and spec:
+        raise pytest.UsageError("--fixtures-only runs the obelize installed beside the harness; --obelize does not apply")
+    tool_json: dict[str, object] | None = None
+    packs: dict[str, dict[str, object]] = {}
+    if not collect_only:
+        from pytest_obelize_bench.tool import ToolError, pack_provenance, resolve_tool
+
+        try:
+            tool = resolve_tool(spec, tool_root=work_root / "tools")
+        except ToolError as exc:
+            raise pytest.UsageError(f"--obelize: {exc}") from None
+        tool_json = tool.to_json()
+        for pack in sorted({case.pack for cases in config.stash[_collect_key()].values() for case in cases}):
+            packs[pack] = pack_provenance(tool, pack)
+    return RoundContext(
+        mode="fixtures" if mode == "fixtures" else "round",
+        round=config.getoption("--bench-round"),
+        project_root=str(rootdir),
+        cases_path=str(_option_path(config, "--bench-cases", rootdir)),
+        fixtures_dir=str(_option_path(config, "--bench-fixtures", rootdir)),
+        results_dir=str(_option_path(config, "--bench-results", rootdir)),
+        work_root=str(work_root),
+        repo_cache=str(Path(cache_option).expanduser().resolve()) if cache_option else None,
+        interpreter_policy=config.getoption("--bench-interpreter"),
+        python_search=tuple(str(Path(p).expanduser()) for p in config.getoption("--bench-python-path")),
+        exclude_newer=exclude_newer,
+        uv_cache=str(default_uv_cache(work_root)),
+        allow_dirty=allow_dirty,
+        tool=tool_json,
+        packs=packs,
+        harness=harness,
+    )
+
+
+def _collect_key() -> pytest.StashKey[dict[Path, list[Case]]]:
+    from pytest_obelize_bench.plugin import COLLECT_PATHS_KEY
+
+    return COLLECT_PATHS_KEY
+
+
+__all__ = ["build_context", "harness_provenance", "load_items", "CaseFileError"]
