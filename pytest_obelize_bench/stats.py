@@ -1,0 +1,182 @@
+"""Statistics for a benchmark of about twenty cases, in exact arithmetic where it can be had.
+
+Twenty binary outcomes say little, and the report has to show how little. So:
+
+* every rate is published with its 95% Wilson score interval (``wilson_interval``): unlike the
+  normal approximation it stays inside [0, 1] and keeps its coverage at 0/n and n/n, which is
+  exactly where a small benchmark sits;
+* two rounds over the same cases are *paired*, so they are compared with the exact McNemar test
+  on the discordant cases (``mcnemar_exact``); Fisher's test (``fisher_exact_two_sided``) is for
+  two independent samples and is kept for that case only;
+* a tool run several times per case is summarised by pass^k (``pass_hat_k``, as in tau-bench):
+  the chance that k runs of a case all succeed. A deterministic tool has pass^k == pass^1, so a
+  gap measures harness flakiness.
+
+Standard library only. Counts are combined as Python integers and divided once at the end
+(integer true division is correctly rounded), so no p-value depends on a float tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CONFIDENCE",
+    "Z_95",
+    "Rate",
+    "fisher_exact_two_sided",
+    "format_percent",
+    "mcnemar_exact",
+    "mean_pass_hat_k",
+    "pass_hat_k",
+    "rate_of",
+    "wilson_interval",
+]
+
+#: The standard normal quantile for a two-sided 95% interval (scipy.stats.norm.ppf(0.975)).
+Z_95 = 1.959963984540054
+#: The confidence every published interval is computed at.
+CONFIDENCE = 0.95
+
+
+def _check_count(k: int, n: int) -> None:
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if not 0 <= k <= n:
+        raise ValueError(f"k must be between 0 and n={n}, got {k}")
+
+
+def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """The Wilson score interval for k successes in n trials, or None when n is 0.
+
+    With no trials there is no interval to report: returning (0, 1) would print a band that
+    looks like a measurement. At k == 0 and k == n the bound on that side is exactly 0 or 1
+    (the formula gives it up to rounding), so it is set exactly rather than clamped.
+    """
+    _check_count(k, n)
+    if n == 0:
+        return None
+    share = k / n
+    z2 = z * z
+    scale = 1.0 + z2 / n
+    middle = (share + z2 / (2 * n)) / scale
+    spread = (z / scale) * math.sqrt(share * (1.0 - share) / n + z2 / (4 * n * n))
+    low = 0.0 if k == 0 else max(0.0, middle - spread)
+    high = 1.0 if k == n else min(1.0, middle + spread)
+    return low, high
+
+
+def fisher_exact_two_sided(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided Fisher exact p-value for the table [[a, b], [c, d]] (independent samples).
+
+    With the margins fixed, the top-left cell follows a hypergeometric law. The p-value is the
+    total probability of every table at most as likely as the one observed. Each table's
+    probability is an integer over one common denominator, so "at most as likely" is an exact
+    integer comparison; ties need no tolerance.
+    """
+    if min(a, b, c, d) < 0:
+        raise ValueError(f"cells must be >= 0, got {(a, b, c, d)}")
+    first_row, second_row, first_column = a + b, c + d, a + c
+    everything = first_row + second_row
+    if everything == 0:
+        return 1.0
+
+    def weight(top_left: int) -> int:
+        return math.comb(first_row, top_left) * math.comb(second_row, first_column - top_left)
+
+    observed = weight(a)
+    smallest = max(0, first_column - second_row)
+    largest = min(first_row, first_column)
+    tail = sum(w for x in range(smallest, largest + 1) if (w := weight(x)) <= observed)
+    return min(1.0, tail / math.comb(everything, first_column))
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact two-sided McNemar p-value from the discordant counts b and c (paired samples).
+
+    Cases that succeeded in both runs or in neither say nothing about a difference. Under the
+    null hypothesis each discordant case is equally likely to go either way, so the smaller count
+    is binomial(b + c, 1/2); the two-sided p-value doubles its tail, capped at 1. With no
+    discordant case there is no evidence of a difference at all: 1.0.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"counts must be >= 0, got {(b, c)}")
+    total = b + c
+    if total == 0:
+        return 1.0
+    tail = sum(math.comb(total, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**total)
+
+
+def pass_hat_k(c: int, n: int, k: int) -> float | None:
+    """The unbiased estimate C(c, k) / C(n, k) that k runs of one case all succeed.
+
+    c successes in n runs; None when n < k, since k distinct runs cannot be drawn from fewer.
+    pass^1 is the plain success rate c / n.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    _check_count(c, n)
+    if n < k:
+        return None
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def mean_pass_hat_k(counts: Sequence[tuple[int, int]], k: int) -> float | None:
+    """pass^k over cases: the mean of ``pass_hat_k`` over (successes, runs) pairs.
+
+    Cases with fewer than k runs have no estimate and are left out of the mean rather than
+    counted as 0; None when no case has k runs.
+    """
+    estimates = [value for c, n in counts if (value := pass_hat_k(c, n, k)) is not None]
+    if not estimates:
+        return None
+    return math.fsum(estimates) / len(estimates)
+
+
+def format_percent(value: float) -> str:
+    """A share as a percentage with one decimal: 0.25 -> ``25.0%``."""
+    return f"{value * 100:.1f}%"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """k of n, with the point rate and its 95% Wilson interval; all None when n is 0.
+
+    A rate never travels without its n and its interval, so the three are one value.
+    """
+
+    k: int
+    n: int
+    rate: float | None
+    low: float | None
+    high: float | None
+
+    def format(self) -> str:
+        """``25.0% [11.2%, 46.9%]``, or ``--`` when there is nothing to rate."""
+        if self.rate is None or self.low is None or self.high is None:
+            return "--"
+        return f"{format_percent(self.rate)} [{format_percent(self.low)}, {format_percent(self.high)}]"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The machine-readable form: the counts, the rate and how its interval was computed."""
+        return {
+            "k": self.k,
+            "n": self.n,
+            "rate": self.rate,
+            "low": self.low,
+            "high": self.high,
+            "method": "wilson",
+            "confidence": CONFIDENCE,
+        }
+
+
+def rate_of(k: int, n: int) -> Rate:
+    """k successes out of n as a ``Rate`` (rate and bounds None when n is 0)."""
+    interval = wilson_interval(k, n)
+    if interval is None:
+        return Rate(k=k, n=n, rate=None, low=None, high=None)
+    return Rate(k=k, n=n, rate=k / n, low=interval[0], high=interval[1])
