@@ -1,0 +1,64 @@
+"""Replace the harness's own absolute paths by labels, because results are public.
+
+A record may name ``<case>``, ``<logs>``, ``<work>``, ``<repo>`` or ``<harness-python>``, never the
+machine's real paths.  A path can reach text in several spellings: as the harness wrote it, made
+absolute, or resolved through symlinks (a venv's ``sys.executable`` prints the resolved form; on
+macOS ``/var/...`` resolves to ``/private/var/...``).  Every spelling is replaced, and the longest
+first, in one pass: replacing ``/var/x`` before ``/private/var/x`` is what left ``/private<case>``
+in every record the upstream harness published.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+LABELS: tuple[str, ...] = ("<case>", "<logs>", "<work>", "<repo>", "<harness-python>", "<harness-uv>")
+
+
+def spellings(path: os.PathLike[str] | str) -> list[str]:
+    """The spellings of ``path``: as given, absolute, and resolved; duplicates and "/" dropped."""
+    given = os.fspath(path)
+    found: list[str] = []
+    for text in (given, os.path.abspath(given), str(Path(given).resolve())):
+        text = text.rstrip(os.sep) if len(text) > 1 else text
+        if len(text) > 1 and text not in found:
+            found.append(text)
+    return found
+
+
+class Elider:
+    """Replaces every spelling of each labelled path, longest spelling first, by substring.
+
+    Built from ``(label, path)`` pairs.  When two labels share a spelling, the pair given first
+    wins.  The root directory is never a spelling (it would replace every slash).
+    """
+
+    def __init__(self, pairs: Iterable[tuple[str, os.PathLike[str] | str]]) -> None:
+        table: dict[str, str] = {}
+        for label, path in pairs:
+            if label not in LABELS:
+                raise ValueError(f"unknown path label {label!r}; expected one of {LABELS}")
+            for text in spellings(path):
+                table.setdefault(text, label)
+        self.replacements: tuple[tuple[str, str], ...] = tuple(
+            sorted(table.items(), key=lambda item: -len(item[0]))
+        )
+        self._pattern = (
+            re.compile("|".join(re.escape(text) for text, _ in self.replacements))
+            if self.replacements
+            else None
+        )
+        self._table = table
+
+    def text(self, s: str) -> str:
+        """``s`` with every known spelling replaced by its label."""
+        if self._pattern is None:
+            return s
+        return self._pattern.sub(lambda match: self._table[match.group(0)], s)
+
+    def argv(self, seq: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
+        """Each argument elided, as a tuple."""
+        return tuple(self.text(os.fspath(arg)) for arg in seq)

@@ -1,0 +1,196 @@
+"""Step 1 against real local git repositories (file:// URLs, no network)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+from tests.helpers.gitrepo import GitRepo, make_repo
+
+from pytest_obelize_bench.checkout import cache_repository, fetch_checkout
+from pytest_obelize_bench.elide import Elider
+from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.executor import Completed, Executor, ProcessExecutor, step_environment
+from pytest_obelize_bench.steps import StepRunner
+from pytest_obelize_bench.workspace import prepare_workspace
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> tuple[GitRepo, str, str]:
+    repo = make_repo(tmp_path / "origin" / "owner" / "repo", {"app.py": "VERSION = 1\n"})
+    first = repo.head
+    second = repo.commit({"app.py": "VERSION = 2\n", "extra.py": "x = 1\n"})
+    return repo, first, second
+
+
+def runner(tmp_path: Path, case: str, executor: Executor | None = None) -> tuple[StepRunner, Path]:
+    space = prepare_workspace(tmp_path / "work", "round-1", case)
+    elider = Elider([("<case>", space.checkout), ("<logs>", space.logs), ("<work>", space.root)])
+    env = step_environment(os.environ, home=space.home, extra={"GIT_TERMINAL_PROMPT": "0"})
+    made = StepRunner(
+        executor or ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout
+    )
+    return made, space.checkout
+
+
+def test_fetch_an_older_commit_by_sha_shallow(
+    tmp_path: Path, origin: tuple[GitRepo, str, str]
+) -> None:
+    repo, first, _ = origin
+    steps, dest = runner(tmp_path, "owner__repo")
+    fetch_checkout(
+        steps, url=repo.url, sha=first, dest=dest, cache=None, owner="owner", name="repo"
+    )
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+    assert not (dest / "extra.py").exists()
+    assert (dest / ".git" / "shallow").read_text().strip() == first
+    assert [(s.number, s.name, s.exit_code) for s in steps.steps] == [(1, "fetch", 0)] * 4
+    assert [s.argv[1:3] for s in steps.steps] == [
+        ("init", "-q"),
+        ("-C", "<case>"),
+        ("-C", "<case>"),
+        ("-C", "<case>"),
+    ]
+    assert steps.steps[1].argv[3:] == ("fetch", "-q", "--depth", "1", repo.url, first)
+    assert [p.name for p in sorted(steps.logs.glob("*.log"))] == [
+        "01-fetch.log",
+        "02-fetch.log",
+        "03-fetch.log",
+        "04-fetch.log",
+    ]
+
+
+def test_a_commit_the_repository_does_not_have_is_fetch_failed(
+    tmp_path: Path, origin: tuple[GitRepo, str, str]
+) -> None:
+    repo, _, _ = origin
+    steps, dest = runner(tmp_path, "owner__repo")
+    with pytest.raises(CaseError) as failed:
+        fetch_checkout(
+            steps, url=repo.url, sha="1" * 40, dest=dest, cache=None, owner="owner", name="repo"
+        )
+    assert failed.value.step == "fetch" and failed.value.reason == "fetch_failed"
+    assert failed.value.detail == "fetch exited 128; see <logs>/02-fetch.log"
+    assert steps.steps[-1].exit_code == 128
+
+
+def test_a_missing_repository_is_fetch_failed_without_a_prompt(tmp_path: Path) -> None:
+    steps, dest = runner(tmp_path, "owner__repo")
+    with pytest.raises(CaseError) as failed:
+        fetch_checkout(
+            steps,
+            url=(tmp_path / "nowhere").as_uri(),
+            sha="2" * 40,
+            dest=dest,
+            cache=None,
+            owner="owner",
+            name="repo",
+            timeout=30,
+        )
+    assert failed.value.reason == "fetch_failed"
+
+
+@pytest.mark.parametrize("sha", ["abc123", "G" * 40, "A" * 40, ""])
+def test_a_sha_that_is_not_full_is_refused_before_any_step(tmp_path: Path, sha: str) -> None:
+    steps, dest = runner(tmp_path, "owner__repo")
+    with pytest.raises(CaseError, match="full 40-character commit SHA"):
+        fetch_checkout(steps, url="file:///x", sha=sha, dest=dest, cache=None, owner="o", name="r")
+    assert steps.steps == []
+
+
+def test_cache_miss_then_hit_without_the_origin(
+    tmp_path: Path, origin: tuple[GitRepo, str, str]
+) -> None:
+    repo, first, second = origin
+    cache = tmp_path / "git-cache"
+    url = repo.url
+
+    steps, dest = runner(tmp_path, "owner__repo")
+    fetch_checkout(steps, url=url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+    bare = cache_repository(cache, "owner", "repo")
+    assert bare == cache / "owner" / "repo.git" and (bare / "HEAD").is_file()
+    probe = [s for s in steps.steps if "cat-file" in s.argv]
+    assert len(probe) == 1 and probe[0].exit_code != 0  # a miss
+    assert any(url in s.argv for s in steps.steps)  # the origin was fetched once
+    assert (dest / "extra.py").read_text() == "x = 1\n"
+
+    repo.path.rename(tmp_path / "origin-gone")  # a hit must not need the origin
+    steps, dest = runner(tmp_path, "owner__repo_again")
+    fetch_checkout(steps, url=url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+    assert [s.exit_code for s in steps.steps if "cat-file" in s.argv] == [0]
+    assert not any(url in s.argv for s in steps.steps)
+    assert (dest / "app.py").read_text() == "VERSION = 2\n"
+    assert (dest / ".git" / "shallow").is_file()
+
+    # The cache holds the pinned commit's history, so its parent is a hit too.
+    steps, dest = runner(tmp_path, "owner__repo_third")
+    fetch_checkout(steps, url=url, sha=first, dest=dest, cache=cache, owner="owner", name="repo")
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+
+    # A commit the cache lacks, with the origin gone: a miss, then a clean fetch_failed.
+    steps, dest = runner(tmp_path, "owner__repo_fourth")
+    with pytest.raises(CaseError) as failed:
+        fetch_checkout(
+            steps, url=url, sha="3" * 40, dest=dest, cache=cache, owner="owner", name="repo"
+        )
+    assert failed.value.reason == "fetch_failed"
+    assert any(url in s.argv for s in steps.steps)
+
+
+def test_the_cache_keeps_several_commits_of_one_repository(
+    tmp_path: Path, origin: tuple[GitRepo, str, str]
+) -> None:
+    repo, first, second = origin
+    cache = tmp_path / "git-cache"
+    for case, sha in (("a", first), ("b", second)):
+        steps, dest = runner(tmp_path, case)
+        fetch_checkout(
+            steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo"
+        )
+    repo.path.rename(tmp_path / "origin-gone")
+    for case, sha, text in (("c", first, "VERSION = 1\n"), ("d", second, "VERSION = 2\n")):
+        steps, dest = runner(tmp_path, case)
+        fetch_checkout(
+            steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo"
+        )
+        assert (dest / "app.py").read_text() == text
+
+
+class LyingHead:
+    """A real executor, except that ``rev-parse HEAD`` answers another commit."""
+
+    def __init__(self) -> None:
+        self.inner = ProcessExecutor()
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path
+    ) -> Completed:
+        if list(argv[-2:]) == ["rev-parse", "HEAD"]:
+            done = self.inner.run(["git", "--version"], cwd=cwd, env=env, timeout=timeout, log=log)
+            with open(log, "r+b") as handle:
+                handle.seek(done.output_offset)
+                handle.truncate()
+                handle.write(b"f" * 40 + b"\n")
+            return done
+        return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
+
+
+def test_a_head_other_than_the_pin_is_fetch_failed(
+    tmp_path: Path, origin: tuple[GitRepo, str, str]
+) -> None:
+    repo, first, _ = origin
+    steps, dest = runner(tmp_path, "owner__repo", LyingHead())
+    with pytest.raises(CaseError) as failed:
+        fetch_checkout(
+            steps, url=repo.url, sha=first, dest=dest, cache=None, owner="owner", name="repo"
+        )
+    assert failed.value.detail == f"HEAD is {'f' * 40}, the case pins {first}"
+
+
+def test_unsafe_owner_or_name_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        cache_repository(tmp_path, "..", "repo")
+    with pytest.raises(ValueError):
+        cache_repository(tmp_path, "owner", "a/b")

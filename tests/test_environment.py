@@ -1,0 +1,491 @@
+"""The case interpreter, its venv and pinned installs: real uv, real interpreters, a little PyPI."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench import environment
+from pytest_obelize_bench.elide import Elider
+from pytest_obelize_bench.environment import (
+    Interpreter,
+    case_environment,
+    check_installed_version,
+    create_venv,
+    default_uv_cache,
+    describe_interpreter,
+    discovery_path,
+    exclude_newer_now,
+    install_pinned,
+    packages_digest,
+    parse_interpreter_key,
+    pyenv_interpreter_dirs,
+    run_install_commands,
+    uv_binary,
+    uv_version,
+    validate_exclude_newer,
+)
+from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.executor import ProcessExecutor, step_environment
+from pytest_obelize_bench.steps import StepRunner
+from pytest_obelize_bench.workspace import prepare_workspace
+
+HARNESS = describe_interpreter()
+HARNESS_KEY = HARNESS["key"]
+#: The directory of the real interpreter behind this venv, e.g. /root/.pyenv/versions/3.12.1/bin.
+HARNESS_BIN = Path(os.path.realpath(sys._base_executable)).parent
+
+
+@pytest.fixture(scope="session")
+def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One uv cache for the whole session, so PyPI downloads happen once."""
+    return tmp_path_factory.mktemp("uv-cache")
+
+
+def make_runner(root: Path, case: str, uv_cache: Path) -> StepRunner:
+    space = prepare_workspace(root, "round-1", case)
+    space.checkout.mkdir()
+    env = step_environment(
+        os.environ,
+        home=space.home,
+        extra={
+            "UV_CACHE_DIR": str(uv_cache),
+            "UV_EXCLUDE_NEWER": "2026-01-15T00:00:00Z",
+            # PyPI is reached through a TLS-intercepting proxy here, whose CA only the system
+            # store holds; SSL_CERT_FILE is (rightly) not inherited by a step.
+            "UV_SYSTEM_CERTS": "1",
+        },
+    )
+    elider = Elider([("<case>", space.checkout), ("<logs>", space.logs), ("<work>", root)])
+    return StepRunner(
+        ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout
+    )
+
+
+@pytest.fixture
+def runner(tmp_path: Path, uv_cache: Path) -> StepRunner:
+    return make_runner(tmp_path / "work", "owner__repo", uv_cache)
+
+
+def venv_of(runner: StepRunner) -> Path:
+    return runner.cwd / ".venv"
+
+
+def activate(runner: StepRunner, interpreter: Interpreter) -> None:
+    runner.env = case_environment(runner.env, venv_of(runner))
+
+
+# --- keys and discovery ---------------------------------------------------------------------
+
+
+def test_keys_are_parsed_and_malformed_ones_refused() -> None:
+    key = parse_interpreter_key("cpython-3.12.9-macos-aarch64-none")
+    assert (key.implementation, key.major, key.minor, key.version) == ("cpython", 3, 12, "3.12.9")
+    assert (key.os, key.arch, key.libc, key.variant) == ("macos", "aarch64", "none", "")
+    assert (
+        parse_interpreter_key("cpython-3.13.0+freethreaded-linux-x86_64-gnu").variant
+        == "+freethreaded"
+    )
+    assert parse_interpreter_key("cpython-3.14.0rc1-linux-aarch64-musl").version == "3.14.0rc1"
+    for bad in (
+        "3.10",
+        "cpython-3.12",
+        "cpython-3.12.1",
+        "cpython-3.12-linux-x86_64-gnu",
+        "python-3.12.1-linux-x86_64-gnu",
+        "",
+    ):
+        with pytest.raises(ValueError, match="not a full uv interpreter key"):
+            parse_interpreter_key(bad)
+
+
+def test_the_harness_key_is_the_one_uv_reports(tmp_path: Path) -> None:
+    listed = subprocess.run(
+        [uv_binary(), "python", "list", "--only-installed", "--output-format", "json"],
+        env={"PATH": str(HARNESS_BIN), "UV_PYTHON_DOWNLOADS": "never", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    keys = {
+        row["key"] for row in json.loads(listed.stdout) if Path(row["path"]).parent == HARNESS_BIN
+    }
+    assert keys == {HARNESS_KEY}
+
+
+def test_the_resolve_program_runs_on_old_interpreters() -> None:
+    old = (
+        Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+        / "versions"
+        / "3.6.15"
+        / "bin"
+        / "python3.6"
+    )
+    if not old.exists():
+        pytest.skip("no Python 3.6 on this machine")
+    done = subprocess.run(
+        [str(old), "-I", "-c", environment._RESOLVE_PROGRAM],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout)["key"].startswith("cpython-3.6.15-")
+
+
+def test_pyenv_dirs_are_version_dirs_newest_first(tmp_path: Path) -> None:
+    versions = tmp_path / "versions"
+    for name in ("3.10.13", "3.12.1", "3.12.10", "3.13.0t", "pypy3.10-7.3.12", "no-python-here"):
+        bin_dir = versions / name / "bin"
+        bin_dir.mkdir(parents=True)
+        if name != "no-python-here":
+            (bin_dir / "python3").touch()
+    (versions / "3.9.0").symlink_to(versions / "3.12.1")  # an alias, as pyenv-virtualenv makes
+    assert pyenv_interpreter_dirs({"PYENV_ROOT": str(tmp_path)}) == [
+        versions / "3.13.0t" / "bin",
+        versions / "3.12.10" / "bin",
+        versions / "3.12.1" / "bin",
+        versions / "3.10.13" / "bin",
+    ]
+    assert pyenv_interpreter_dirs({"PYENV_ROOT": str(tmp_path / "absent")}) == []
+
+
+def test_discovery_path_puts_the_search_path_first_and_drops_shims() -> None:
+    path = os.pathsep.join(
+        ["/root/.pyenv/shims", "/usr/bin", "/x/plugins/pyenv-virtualenv/shims", "/bin"]
+    )
+    got = discovery_path(path, [Path("/opt/py/bin"), Path("/usr/bin")], discover_pyenv=False)
+    assert got.split(os.pathsep) == ["/opt/py/bin", "/usr/bin", "/bin"]
+
+
+# --- step 2 -----------------------------------------------------------------------------------
+
+
+def test_an_exact_key_this_machine_lacks_is_venv_failed_with_the_hint(runner: StepRunner) -> None:
+    missing = "cpython-3.12.99-linux-x86_64-gnu"
+    with pytest.raises(CaseError) as failed:
+        create_venv(runner, key=missing, policy="exact", venv=venv_of(runner))
+    assert failed.value.step == "venv" and failed.value.reason == "venv_failed"
+    assert missing in failed.value.detail
+    assert (
+        "--bench-interpreter=minor would use a local cpython 3.12 interpreter"
+        in failed.value.detail
+    )
+    assert [s.name for s in runner.steps] == ["venv"]
+    assert "UV_PYTHON_DOWNLOADS" not in runner.env  # set for the venv step only
+
+
+def test_a_malformed_key_is_venv_failed_before_any_step(runner: StepRunner) -> None:
+    with pytest.raises(CaseError, match="not a full uv interpreter key") as failed:
+        create_venv(runner, key="3.12", policy="exact", venv=venv_of(runner))
+    assert failed.value.reason == "venv_failed" and runner.steps == []
+
+
+def test_exact_policy_finds_the_key_on_the_search_path(runner: StepRunner) -> None:
+    runner.env = {**runner.env, "PATH": "/usr/bin:/bin"}  # nothing of pyenv, no shims
+    got = create_venv(
+        runner,
+        key=HARNESS_KEY,
+        policy="exact",
+        venv=venv_of(runner),
+        search_path=[HARNESS_BIN],
+        discover_pyenv=False,
+    )
+    assert got == Interpreter(
+        requested=HARNESS_KEY,
+        used=HARNESS_KEY,
+        executable=venv_of(runner) / "bin" / "python",
+        build=" ".join(sys.version.split()),
+        machine=HARNESS["machine"],
+    )
+    assert [(s.number, s.name, s.exit_code) for s in runner.steps] == [
+        (2, "venv", 0),
+        (2, "resolve", 0),
+    ]
+    assert runner.steps[0].argv[-3:] == ("--python", HARNESS_KEY, "<case>/.venv")
+
+
+def test_minor_policy_uses_a_local_interpreter_and_records_both_keys(runner: StepRunner) -> None:
+    key = parse_interpreter_key(HARNESS_KEY)
+    foreign = f"cpython-{key.major}.{key.minor}.99-macos-aarch64-none"
+    runner.env = {**runner.env, "PATH": "/usr/bin:/bin"}
+    got = create_venv(
+        runner,
+        key=foreign,
+        policy="minor",
+        venv=venv_of(runner),
+        search_path=[HARNESS_BIN],
+        discover_pyenv=False,
+    )
+    assert got.requested == foreign
+    assert got.used == HARNESS_KEY
+    request = runner.steps[0].argv[runner.steps[0].argv.index("--python") + 1]
+    assert request == f"cpython-{key.major}.{key.minor}-{key.os}-{key.arch}-{key.libc}"
+
+
+def test_pyenv_versions_are_discovered_without_a_search_path(runner: StepRunner) -> None:
+    local = [d for d in pyenv_interpreter_dirs() if d.parent.name.startswith("3.12.")]
+    if not local:
+        pytest.skip("no pyenv 3.12 on this machine")
+    runner.env = {**runner.env, "PATH": f"{Path.home() / '.pyenv' / 'shims'}:/usr/bin:/bin"}
+    got = create_venv(
+        runner, key="cpython-3.12.9-macos-aarch64-none", policy="minor", venv=venv_of(runner)
+    )
+    assert re.fullmatch(r"cpython-3\.12\.\d+-\S+", got.used)
+    assert Path(os.path.realpath(got.executable)).parent == local[0]
+
+
+def test_minor_policy_without_a_local_minor_is_venv_failed(runner: StepRunner) -> None:
+    with pytest.raises(
+        CaseError, match=r"no local cpython 3\.99 interpreter for cpython-3\.99\.0-"
+    ):
+        create_venv(
+            runner, key="cpython-3.99.0-linux-x86_64-gnu", policy="minor", venv=venv_of(runner)
+        )
+
+
+# --- steps 3, 4 and 7 ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def venv_runner(runner: StepRunner) -> tuple[StepRunner, Interpreter]:
+    interpreter = create_venv(
+        runner, key=HARNESS_KEY, policy="exact", venv=venv_of(runner), search_path=[HARNESS_BIN]
+    )
+    activate(runner, interpreter)
+    return runner, interpreter
+
+
+def test_a_leading_python_is_the_case_interpreter(
+    venv_runner: tuple[StepRunner, Interpreter],
+) -> None:
+    runner, interpreter = venv_runner
+    run_install_commands(
+        runner,
+        ["python -c 'import pathlib, sys; pathlib.Path(\"where.txt\").write_text(sys.prefix)'"],
+        interpreter=interpreter.executable,
+    )
+    assert (runner.cwd / "where.txt").read_text() == str(venv_of(runner))
+    assert runner.steps[-1].number == 3 and runner.steps[-1].name == "install"
+    assert runner.steps[-1].argv[0] == "<case>/.venv/bin/python"
+
+
+def test_a_failing_or_unsplittable_install_command_is_install_failed(
+    venv_runner: tuple[StepRunner, Interpreter],
+) -> None:
+    runner, interpreter = venv_runner
+    with pytest.raises(CaseError) as failed:
+        run_install_commands(
+            runner, ["python -c 'raise SystemExit(4)'"], interpreter=interpreter.executable
+        )
+    assert failed.value.reason == "install_failed"
+    assert failed.value.detail.startswith("install exited 4; see <logs>/")
+    for bad in ("python -c 'unbalanced", "   "):
+        with pytest.raises(CaseError, match="install command 1") as failed:
+            run_install_commands(runner, [bad], interpreter=interpreter.executable)
+        assert failed.value.reason == "install_failed"
+
+
+def test_no_answer_about_a_version_is_a_mismatch(
+    venv_runner: tuple[StepRunner, Interpreter],
+) -> None:
+    runner, interpreter = venv_runner
+    with pytest.raises(CaseError) as failed:
+        check_installed_version(
+            runner,
+            number=4,
+            name="install-from-check",
+            distribution="obelize-bench-not-installed",
+            version="1.0",
+            interpreter=interpreter.executable,
+        )
+    assert failed.value.as_dict() == {
+        "step": "install-from-check",
+        "reason": "version_mismatch",
+        "detail": "obelize-bench-not-installed: "
+        "the case interpreter could not say which version it has",
+    }
+
+
+def write_wheel(directory: Path, name: str = "demo_pkg", version: str = "1.0") -> Path:
+    """A minimal pure-Python wheel, built by hand so the test needs no build backend."""
+    dist_info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": b"VALUE = 1\n",
+        f"{dist_info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
+        ).encode(),
+        f"{dist_info}/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    directory.mkdir(parents=True, exist_ok=True)
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
+def test_packages_digest_does_not_depend_on_where_the_checkout_is(
+    tmp_path: Path, uv_cache: Path
+) -> None:
+    digests = []
+    for case in ("first_case", "second_case_elsewhere"):
+        runner = make_runner(tmp_path / case / "work", case, uv_cache)
+        interpreter = create_venv(
+            runner, key=HARNESS_KEY, policy="exact", venv=venv_of(runner), search_path=[HARNESS_BIN]
+        )
+        activate(runner, interpreter)
+        wheel = write_wheel(runner.cwd / "dist")
+        run_install_commands(
+            runner, [f"uv pip install --offline {wheel}"], interpreter=interpreter.executable
+        )
+        assert runner.steps[-1].argv[:3] == (uv_binary(), "pip", "install")
+        assert (
+            check_installed_version(
+                runner,
+                number=4,
+                name="demo-check",
+                distribution="demo-pkg",
+                version="1.0",
+                interpreter=interpreter.executable,
+            )
+            == "1.0"
+        )
+        digest = packages_digest(runner, interpreter=interpreter.executable, checkout=runner.cwd)
+        freeze = runner.steps[-1]
+        assert (freeze.number, freeze.name, freeze.exit_code) == (7, "freeze", 0)
+        log = sorted(runner.logs.glob("*-freeze.log"))[-1].read_text()
+        assert str(runner.cwd) in log  # the listing names the checkout; the digest does not
+        digests.append(digest)
+    assert re.fullmatch(r"[0-9a-f]{64}", digests[0]) and digests[0] == digests[1]
+
+
+@pytest.mark.slow
+def test_pinned_install_and_an_exact_string_mismatch(
+    venv_runner: tuple[StepRunner, Interpreter],
+) -> None:
+    runner, interpreter = venv_runner
+    assert (
+        install_pinned(
+            runner,
+            number=4,
+            name="install-from",
+            distribution="six",
+            version="1.16.0",
+            interpreter=interpreter.executable,
+        )
+        == "1.16.0"
+    )
+    assert [(s.number, s.name, s.exit_code) for s in runner.steps[-2:]] == [
+        (4, "install-from", 0),
+        (4, "install-from-check", 0),
+    ]
+    # uv installs 1.16.0 for "==1.16" (PEP 440 pads zeros); the pin as written is not what runs.
+    with pytest.raises(CaseError) as failed:
+        install_pinned(
+            runner,
+            number=7,
+            name="install-to",
+            distribution="six",
+            version="1.16",
+            interpreter=interpreter.executable,
+        )
+    assert failed.value.as_dict() == {
+        "step": "install-to-check",
+        "reason": "version_mismatch",
+        "detail": "six: pinned 1.16, installed 1.16.0",
+    }
+
+
+@pytest.mark.slow
+def test_uv_pip_install_in_an_install_command_targets_the_case_venv(
+    venv_runner: tuple[StepRunner, Interpreter],
+) -> None:
+    runner, interpreter = venv_runner
+    run_install_commands(runner, ["uv pip install six==1.17.0"], interpreter=interpreter.executable)
+    assert (
+        check_installed_version(
+            runner,
+            number=3,
+            name="install-check",
+            distribution="six",
+            version="1.17.0",
+            interpreter=interpreter.executable,
+        )
+        == "1.17.0"
+    )
+
+
+@pytest.mark.slow
+def test_the_legacy_sdk_installs_at_its_pin(venv_runner: tuple[StepRunner, Interpreter]) -> None:
+    runner, interpreter = venv_runner
+    assert (
+        install_pinned(
+            runner,
+            number=4,
+            name="install-from",
+            distribution="google-generativeai",
+            version="0.8.6",
+            interpreter=interpreter.executable,
+        )
+        == "0.8.6"
+    )
+
+
+def test_an_invalid_pin_is_a_harness_error(runner: StepRunner) -> None:
+    with pytest.raises(ValueError, match="single exact version"):
+        install_pinned(
+            runner, number=4, name="x", distribution="six", version="1.0,<2", interpreter=Path("/p")
+        )
+    with pytest.raises(ValueError, match="distribution name"):
+        install_pinned(
+            runner, number=4, name="x", distribution="six==1", version="1.0", interpreter=Path("/p")
+        )
+
+
+# --- small helpers ----------------------------------------------------------------------------
+
+
+def test_exclude_newer() -> None:
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", exclude_newer_now())
+    assert validate_exclude_newer("2025-06-01T00:00:00Z") == "2025-06-01T00:00:00Z"
+    assert validate_exclude_newer("2025-06-01T02:30:00+02:00") == "2025-06-01T00:30:00Z"
+    assert validate_exclude_newer("2025-06-01") == "2025-06-01T00:00:00Z"
+    for bad in ("", "yesterday", "2025-06-01T00:00:00", "2025-13-01", "2025-06-01 garbage"):
+        with pytest.raises(ValueError, match="not a UTC time"):
+            validate_exclude_newer(bad)
+
+
+def test_default_uv_cache(tmp_path: Path) -> None:
+    assert default_uv_cache(tmp_path, {}) == tmp_path / "uv-cache"
+    assert default_uv_cache(tmp_path, {"UV_CACHE_DIR": "/shared/uv"}) == Path("/shared/uv")
+
+
+def test_uv_binary_and_version() -> None:
+    assert Path(uv_binary()).is_file()
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", uv_version())
+
+
+def test_case_environment_activates_the_venv(tmp_path: Path) -> None:
+    got = case_environment({"PATH": "/usr/bin", "HOME": "/h"}, tmp_path / ".venv")
+    assert got == {
+        "PATH": f"{tmp_path / '.venv' / 'bin'}{os.pathsep}/usr/bin",
+        "HOME": "/h",
+        "VIRTUAL_ENV": str(tmp_path / ".venv"),
+    }
