@@ -108,6 +108,8 @@ def start_case(case: Case, context: RoundContext) -> CaseRun:
 
         workspace = prepare_workspace(Path(context.work_root), context.round_label, case.id)
         run.workspace = workspace
+        from pytest_obelize_bench.environment import uv_binary
+
         run.elider = Elider(
             [
                 ("<case>", workspace.checkout),
@@ -115,9 +117,17 @@ def start_case(case: Case, context: RoundContext) -> CaseRun:
                 ("<work>", Path(context.work_root)),
                 ("<repo>", Path(context.project_root)),
                 ("<harness-python>", Path(sys.executable)),
+                ("<harness-uv>", Path(uv_binary())),
             ]
         )
-        extra = {"PYTHONDONTWRITEBYTECODE": "1", "GIT_TERMINAL_PROMPT": "0", "UV_PYTHON_DOWNLOADS": "never"}
+        # UV_SYSTEM_CERTS: uv trusts the operating system's certificates, so an install works
+        # behind a proxy that re-signs TLS without passing any certificate variable through.
+        extra = {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_SYSTEM_CERTS": "1",
+        }
         if not run.offline:
             extra["UV_EXCLUDE_NEWER"] = context.exclude_newer or ""
             if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
@@ -161,7 +171,7 @@ def stage_checkout(run: CaseRun) -> CaseRun:
 
 def stage_venv(run: CaseRun) -> CaseRun:
     def stage() -> None:
-        from pytest_obelize_bench.environment import Interpreter, create_venv, uv_version
+        from pytest_obelize_bench.environment import Interpreter, case_environment, create_venv, uv_version
 
         if run.offline:
             run.interpreter = Interpreter(
@@ -181,8 +191,7 @@ def stage_venv(run: CaseRun) -> CaseRun:
             venv=venv,
             search_path=[Path(p) for p in run.context.python_search],
         )
-        run.env["VIRTUAL_ENV"] = str(venv)
-        run.env["PATH"] = os.pathsep.join([str(venv / "bin"), run.env.get("PATH", "")])
+        run.env = case_environment(run.env, venv)
         run.runner.env = run.env
 
     return run.attempt(stage)
