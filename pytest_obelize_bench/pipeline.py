@@ -7,6 +7,7 @@ functions of what the stages left on disk.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -249,7 +250,7 @@ def run_steps(run: CaseRun) -> None:
         run.baseline = _suite(run, "baseline", 5)
 
     def fix() -> None:
-        tool = ToolInfo.from_json(run.context.tool or {})
+        tool = ToolInfo.from_json(json.dumps(run.context.tool))
         run.artefacts, run.runtime_seconds = run_fix(
             run.runner, tool, checkout=run.checkout, pack=case.pack, timeout=FIX_TIMEOUT_S
         )
@@ -358,6 +359,9 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
     record = build_record(run)
     item.bench_record_json = record.to_json()  # type: ignore[attr-defined]
     item.bench_tier = record.tier  # type: ignore[attr-defined]
+    if record.error is not None:
+        error = record.error
+        item.bench_error_line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"  # type: ignore[attr-defined]
     if run.artefacts is not None:
         from pytest_obelize_bench.runfolder import artefacts_to_json
 

@@ -26,7 +26,7 @@ TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
     "partial": ("H", "PARTIAL", {"yellow": True}),
     "unsupported": ("N", "UNSUPPORTED", {"purple": True}),
     "wrong": ("W", "WRONG", {"red": True, "bold": True}),
-    "error": ("!", "ERROR_TIER", {"red": True}),
+    "error": ("!", "ERROR", {"red": True}),
 }
 #: the ``-r`` character that lists the cases per tier.
 REPORT_CHAR = "T"
@@ -155,6 +155,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return CaseCollector.from_parent(parent, path=file_path, cases=cases)
 
 
+class BenchItem(pytest.Function):
+    """A benchmark item: a pytest Function (so fixtures work) reported as its case."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"case {self.name}"
+
+
 class CaseCollector(pytest.File):
     """A case file (or one fixture's case.yaml): yields one item per case, ids sorted."""
 
@@ -165,7 +172,7 @@ class CaseCollector(pytest.File):
     def collect(self) -> list[pytest.Item]:
         items: list[pytest.Item] = []
         for case in sorted(self.cases, key=lambda c: c.id):
-            item = pytest.Function.from_parent(self, name=case.id, callobj=_bench_case)
+            item = BenchItem.from_parent(self, name=case.id, callobj=_bench_case)
             item.bench_case = case  # type: ignore[attr-defined]
             if case.origin == "fixture":
                 item.add_marker("fixture")
@@ -255,6 +262,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.bench_tier = tier
         report.bench_case_id = item.bench_case.id  # type: ignore[attr-defined]
         report.bench_artefacts = getattr(item, "bench_artefacts_json", None)
+        if tier == "error" and report.passed:
+            # pytest lists the "error" category in its ERRORS section: say what the case hit.
+            report.longrepr = getattr(item, "bench_error_line", None)
         # junitxml reads the properties from the teardown report, which copies the item's list.
         item.user_properties.append(("tier", tier))
     return report

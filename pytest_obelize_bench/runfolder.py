@@ -14,6 +14,7 @@ reader works across obelize releases (0.1.0 writes ``pack`` where 0.8.0 writes `
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -552,3 +553,38 @@ def patch_publishable(license: str | None) -> bool:
             return all(patch_publishable(part) for part in ands)
         return False
     return _PERMISSIVE.fullmatch(text) is not None
+
+
+# -- the graded facts, stored beside a round's records -----------------------------------------
+
+#: Stored with the records so a round can be re-graded after its run folders are gone. Only
+#: positions, kinds, symbols and statuses: never ``evidence``, which can quote the repository.
+GRADED_FACTS_VERSION = 1
+
+
+def artefacts_to_json(artefacts: Artefacts) -> str:
+    data = dataclasses.asdict(artefacts)
+    data["graded_facts_version"] = GRADED_FACTS_VERSION
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def artefacts_from_json(text: str, source: str = "<artefacts>") -> Artefacts:
+    """Read what ``artefacts_to_json`` wrote; a ValueError names the file and the problem."""
+    try:
+        data = json.loads(text)
+        if data.pop("graded_facts_version", None) != GRADED_FACTS_VERSION:
+            raise ValueError(f"graded_facts_version is not {GRADED_FACTS_VERSION}")
+        return Artefacts(
+            findings=tuple(Finding(**row) for row in data["findings"]),
+            edits=tuple(PlanEdit(**row) for row in data["edits"]),
+            written=tuple(data["written"]),
+            withheld=tuple(Withheld(**row) for row in data["withheld"]),
+            exit_code=data["exit_code"],
+            model_used=data["model_used"],
+            llm_tokens_in=data["llm_tokens_in"],
+            llm_tokens_out=data["llm_tokens_out"],
+            llm_cost_usd=data["llm_cost_usd"],
+            refused=tuple(data.get("refused", ())),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{source}: not a graded-facts document: {exc}") from None

@@ -6,6 +6,7 @@ publish honestly (an uncommitted tree, a case file for another round) before any
 
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
 from pathlib import Path
@@ -102,7 +103,7 @@ def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundConte
             tool = resolve_tool(spec, tool_root=work_root / "tools")
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
-        tool_json = tool.to_json()
+        tool_json = json.loads(tool.to_json())
         for pack in sorted({case.pack for cases in config.stash[_collect_key()].values() for case in cases}):
             packs[pack] = pack_provenance(tool, pack)
     return RoundContext(
