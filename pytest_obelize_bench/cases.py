@@ -36,6 +36,8 @@ FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 UV_KEY = re.compile(r"^(?P<impl>[a-z]+)-(?P<version>\d+\.\d+\.\d+)-(?P<os>[a-z]+)-(?P<arch>[a-z0-9_]+)-(?P<libc>[a-z]+)$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Row(BaseModel):
@@ -285,7 +287,7 @@ def _read_yaml(path: Path) -> Any:
     except OSError as exc:
         raise CaseFileError([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when built
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -1,0 +1,106 @@
+"""Real rounds for plugin tests: local git origins standing in for GitHub, real everything else.
+
+The repositories are the offline fixtures' repositories, committed to local git repositories
+and reached through file:// URLs; the case rows carry the fixtures' hand-written keys. A round
+over them runs the real git, uv, PyPI installs of both SDKs, and the real obelize.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_obelize_bench.cases import load_fixture
+from tests.helpers.gitrepo import make_repo
+
+PROJECT = Path(__file__).resolve().parents[2]
+FIXTURES = PROJECT / "cases" / "fixtures"
+#: A macOS key as the upstream cases have; the tests run with --bench-interpreter=minor.
+UPSTREAM_KEY = "cpython-3.12.9-macos-aarch64-none"
+
+
+def shared_uv_cache() -> Path:
+    """One uv cache for every test round on this machine, so PyPI is downloaded once."""
+    if os.environ.get("UV_CACHE_DIR"):
+        return Path(os.environ["UV_CACHE_DIR"])
+    return Path(tempfile.gettempdir()) / "obelize-bench-test-uv-cache"
+
+
+def origin_from_fixture(name: str, root: Path) -> tuple[str, str]:
+    """Commit a fixture's repository to a local origin; return its file:// URL and SHA."""
+    source = FIXTURES / name / "repo"
+    files: dict[str, str | bytes | None] = {}
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            files[path.relative_to(source).as_posix()] = path.read_bytes()
+    repo = make_repo(root / "origins" / name, files)
+    return repo.url, repo.head
+
+
+def case_row_from_fixture(name: str, owner: str, root: Path, **overrides: Any) -> dict[str, Any]:
+    """A corpus row for ``owner/<name>`` whose repository and key are the fixture's."""
+    fixture = load_fixture(FIXTURES / name)
+    url, sha = origin_from_fixture(name, root)
+    truth = fixture.ground_truth.model_dump(mode="json", exclude_none=True)
+    row: dict[str, Any] = {
+        "id": f"{owner}__{name}",
+        "provider": fixture.provider,
+        "change": fixture.change,
+        "from_version": "0.8.6",
+        "to_version": "2.24.0",
+        "full_name": f"{owner}/{name}",
+        "owner": owner,
+        "repo": url,
+        "sha": sha,
+        "license": "MIT",
+        "split": "dev",
+        "has_test_files": fixture.test_cmd is not None,
+        "pattern_key": sorted(
+            {row["symbol"] for row in truth["call_sites"] if row["kind"] != "dynamic"}
+        ),
+        "python": UPSTREAM_KEY,
+        "install": ["uv pip install pytest==8.3.3"] if fixture.test_cmd else [],
+        "test_cmd": fixture.test_cmd,
+        "tests_require_network": False,
+        "ground_truth": truth,
+        "reviewer": "tester",
+        "reviewed_at": "2026-12-01",
+        "notes": f"The {name} fixture, run as a corpus case.",
+    }
+    if fixture.review is not None:
+        row["review"] = fixture.review.model_dump(mode="json")
+    row.update(overrides)
+    return row
+
+
+def write_case_file(path: Path, cases: list[dict[str, Any]], controls: list[dict[str, Any]] | None = None) -> Path:
+    data = {
+        "round": 2,
+        "reviewer": "tester",
+        "reviewed_at": "2026-12-01",
+        "from_version": "0.8.6",
+        "to_version": "2.24.0",
+        "cases": cases,
+        "controls": controls or [],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def read_records(folder: Path) -> dict[str, dict[str, Any]]:
+    return {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.glob("*.json"))
+        if path.name != "summary.json"
+    }
+
+
+def copy_tree(source: Path, destination: Path) -> None:
+    shutil.copytree(source, destination, dirs_exist_ok=True)
