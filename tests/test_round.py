@@ -259,9 +259,7 @@ def test_errors_are_records_and_the_next_case_is_unaffected(tmp_path: Path) -> N
         rounds.case_row_from_fixture("refused", "mac", tmp_path),
     ]
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
-    repo = make_repo(project, {})  # a committed project tree: no --bench-allow-dirty needed
-    git("-C", str(repo.path), "add", "-A")
-    git("-C", str(repo.path), "commit", "-q", "-m", "cases")
+    make_repo(project, {})  # commits what is there: a clean project tree, no --bench-allow-dirty
     done = run_pytest(project, "--bench-round=2", f"--bench-work={tmp_path / 'work'}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     records = records_of(project / "results" / "round-2")

@@ -1,0 +1,108 @@
+"""The console script: check-cases, split, ceiling, summarize --check, compare."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import yaml
+
+from pytest_obelize_bench.cli import main
+from tests.helpers import casefile
+
+PROJECT = Path(__file__).resolve().parents[1]
+CASES = PROJECT / "cases" / "cases.yaml"
+
+
+def run(*args: str) -> tuple[int, str]:
+    out = StringIO()
+    return main(list(args), out), out.getvalue()
+
+
+def test_check_cases_is_all_yes_on_the_shipped_file() -> None:
+    code, text = run("check-cases", str(CASES))
+    assert code == 0
+    lines = text.splitlines()
+    assert sum(line.startswith("yes  ") for line in lines) == 16
+    assert not any(line.startswith("NO ") for line in lines)
+    assert "round 2, 20 cases, 3 controls" in text
+
+
+def test_check_cases_says_no_to_the_broken_rule(tmp_path: Path) -> None:
+    data = casefile.standard()
+    data["cases"][1]["sha"] = "abc"
+    data["cases"][2]["ground_truth"]["files_read"] = []
+    path = casefile.write(tmp_path / "cases.yaml", data)
+    code, text = run("check-cases", str(path))
+    assert code == 1
+    assert "NO   every row pins a full 40-hex commit SHA" in text
+    assert "NO   files_read covers every call-site path" in text
+    assert "yes  every case pins both SDK versions exactly (X.Y.Z)" in text
+    assert f"{path}: case alpha__navamai: sha: expected a full 40-hex lowercase commit SHA, got 'abc'" in text
+
+
+def test_split_explains_the_two_moved_cases() -> None:
+    code, text = run("split", str(CASES))
+    assert code == 0
+    assert "kvcops__Virtual-Herbal-Garden: file says dev, the rule says holdout; because:" in text
+    assert "LJX2017__A-Song-of-Ice-and-Fire: file says dev, the rule says holdout; because:" in text
+    assert "UNEXPLAINED" not in text
+
+
+def test_split_flags_an_unexplained_difference(tmp_path: Path) -> None:
+    data = yaml.safe_load(CASES.read_text(encoding="utf-8"))
+    for row in data["cases"]:
+        if row["id"] == "navamai__navamai":
+            row["split"] = "dev"
+    path = tmp_path / "cases.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    code, text = run("split", str(path))
+    assert code == 1
+    assert "navamai__navamai: file says dev, the rule says holdout; UNEXPLAINED" in text
+
+
+def test_ceiling_tallies_what_caps_each_case() -> None:
+    code, text = run("ceiling", str(CASES))
+    assert code == 0
+    assert text.strip().splitlines()[-1] == (
+        "0 of 20 cases can reach verified_success; 3 a row the key marks `manual`; "
+        "1 a row the pack flags rather than edits; 16 no test command"
+    )
+
+
+def test_summarize_check_on_the_shipped_document_and_on_an_edited_copy(tmp_path: Path) -> None:
+    code, _ = run("summarize", "--check", "--cases", str(CASES), "--results", str(PROJECT / "results"))
+    assert code == 0
+    copy = tmp_path / "results"
+    shutil.copytree(PROJECT / "results", copy)
+    document = copy / "BENCHMARK_RESULTS.md"
+    document.write_text(document.read_text(encoding="utf-8").replace("| 20 |", "| 21 |", 1), encoding="utf-8")
+    code, text = run("summarize", "--check", "--cases", str(CASES), "--results", str(copy))
+    assert code == 1 and "round 1" in text
+    assert run("summarize", "--cases", str(CASES), "--results", str(copy))[0] == 0
+    assert run("summarize", "--check", "--cases", str(CASES), "--results", str(copy))[0] == 0
+
+
+def test_compare_pairs_two_rounds(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
+    shutil.copytree(PROJECT / "results" / "round-1", results / "round-3")
+    code, text = run("compare", "1", "3", "--cases", str(CASES), "--results", str(results))
+    assert code == 0
+    assert "McNemar" in text or "mcnemar" in text.lower()
+
+
+def test_a_bad_case_file_exits_2_with_its_problems(tmp_path: Path) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text("round: [\n", encoding="utf-8")
+    code, text = run("ceiling", str(path))
+    assert code == 2 and "is not valid YAML" in text
+
+
+def test_the_console_script_is_installed() -> None:
+    script = Path(sys.executable).with_name("obelize-bench")
+    done = subprocess.run([str(script), "check-cases", str(CASES)], capture_output=True, text=True)
+    assert done.returncode == 0 and "yes  ids are unique" in done.stdout
