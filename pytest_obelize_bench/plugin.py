@@ -158,8 +158,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 class BenchItem(pytest.Function):
     """A benchmark item: a pytest Function (so fixtures work) reported as its case."""
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"case {self.name}"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"case {self.name}"
 
 
 class CaseCollector(pytest.File):
