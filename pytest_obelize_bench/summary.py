@@ -850,7 +850,7 @@ def terminal_lines(data: RoundData, results_dir: Path, logs_root: Path | None) -
     holdout = sum(e.split == "holdout" for e in f.graded)
     lines = [
         f"round {f.round}: {len(f.records)} records; {len(f.graded)} graded cases ({dev} dev / {holdout} holdout), "
-        f"{len(f.controls)} controls",
+        f"negative controls: {len(f.controls)}",
         "verified_success (headline, model arm excluded):",
     ]
     for scope, split, rate in f.headline:

@@ -282,8 +282,11 @@ def test_a_work_root_under_a_pytest_config_is_refused(tmp_path: Path) -> None:
     rounds.write_case_file(project / "cases" / "cases.yaml", [rounds.case_row_from_fixture("clean", "ann", tmp_path)])
     (tmp_path / "outer" / "inner").mkdir(parents=True)
     (tmp_path / "outer" / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    done = run_pytest(project, "--bench-round=2", "--bench-allow-dirty", f"--bench-work={tmp_path / 'outer' / 'inner'}")
+    done = run_pytest(
+        project, "--bench-round=2", "--bench-allow-dirty", "--bench-no-summary", f"--bench-work={tmp_path / 'outer' / 'inner'}"
+    )
     assert done.returncode == 0, done.stdout[-3000:]
+    assert not (project / "results" / "BENCHMARK_RESULTS.md").exists()  # --bench-no-summary
     record = records_of(project / "results" / "round-2")["ann__clean"]
     assert record["error"]["reason"] == "work_root_not_isolated"
     assert "pytest.ini (3 level(s) up)" in record["error"]["detail"]
