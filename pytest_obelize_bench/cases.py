@@ -304,7 +304,11 @@ def load_case_file(path: Path | str) -> CaseFile:
 
 def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
     """Every problem of a case file, each tagged with the rule it breaks (schema problems too)."""
-    from pytest_obelize_bench.rules import case_row_problems, control_row_problems, file_problems
+    from pytest_obelize_bench.rules import (
+        case_row_problems,
+        control_row_problems,
+        file_problems,
+    )
 
     path = Path(path)
     try:

@@ -9,13 +9,11 @@ commit advertised to a fetching client (protocol v0 and v2 alike) and safe from 
 
 from __future__ import annotations
 
-import fcntl
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import CaseError
+from .locks import exclusive_lock
 from .steps import StepRunner
 from .workspace import safe_component
 
@@ -34,17 +32,6 @@ def cache_repository(cache: Path, owner: str, name: str) -> Path:
     safe_component(name, "repository name")
     return Path(cache) / owner / f"{name}.git"
 
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created if missing): one worker fills a cache at once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def fetch_checkout(
@@ -87,7 +74,7 @@ def fetch_checkout(
     source = url
     if cache is not None:
         bare = cache_repository(cache, owner, name)
-        with _locked(bare.with_name(bare.name + ".lock")):
+        with exclusive_lock(bare.with_name(bare.name + ".lock")):
             if not (bare / "HEAD").is_file():
                 git("init", "--bare", "-q", str(bare))
             probe = runner.run(

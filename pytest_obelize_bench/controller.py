@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.context import RoundContext
-from pytest_obelize_bench.record import TIERS, Record, RecordError, parse_record, write_atomically
+from pytest_obelize_bench.record import (
+    TIERS,
+    Record,
+    RecordError,
+    parse_record,
+    write_atomically,
+)
 
 
 class Controller:

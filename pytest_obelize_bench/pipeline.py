@@ -103,7 +103,11 @@ def start_case(case: Case, context: RoundContext) -> CaseRun:
 
     def stage() -> None:
         from pytest_obelize_bench.elide import Elider
-        from pytest_obelize_bench.executor import OfflineExecutor, ProcessExecutor, step_environment
+        from pytest_obelize_bench.executor import (
+            OfflineExecutor,
+            ProcessExecutor,
+            step_environment,
+        )
         from pytest_obelize_bench.steps import StepRunner
         from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
 
@@ -172,7 +176,12 @@ def stage_checkout(run: CaseRun) -> CaseRun:
 
 def stage_venv(run: CaseRun) -> CaseRun:
     def stage() -> None:
-        from pytest_obelize_bench.environment import Interpreter, case_environment, create_venv, uv_version
+        from pytest_obelize_bench.environment import (
+            Interpreter,
+            case_environment,
+            create_venv,
+            uv_version,
+        )
 
         if run.offline:
             run.interpreter = Interpreter(
@@ -202,7 +211,10 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
     def stage() -> None:
         if run.offline:
             return
-        from pytest_obelize_bench.environment import install_pinned, run_install_commands
+        from pytest_obelize_bench.environment import (
+            install_pinned,
+            run_install_commands,
+        )
 
         case = run.case
         run_install_commands(run.runner, case.install, interpreter=run.interpreter.executable, timeout=INSTALL_TIMEOUT_S)
@@ -240,7 +252,11 @@ def _suite(run: CaseRun, phase: str, number: int) -> SuiteResult:
 
 def run_steps(run: CaseRun) -> None:
     """Steps 5 to 8; each one only if everything before it succeeded."""
-    from pytest_obelize_bench.runfolder import copy_artefacts, locate_run_folder, patch_publishable
+    from pytest_obelize_bench.runfolder import (
+        copy_artefacts,
+        locate_run_folder,
+        patch_publishable,
+    )
     from pytest_obelize_bench.suite import compile_written
     from pytest_obelize_bench.tool import ToolInfo, run_fix
 

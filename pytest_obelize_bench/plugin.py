@@ -14,7 +14,6 @@ import pytest
 if TYPE_CHECKING:
     from pytest_obelize_bench.cases import Case
     from pytest_obelize_bench.context import RoundContext
-    from pytest_obelize_bench.controller import Controller
 
 OPTION_ROUND = "--bench-round"
 OPTION_FIXTURES = "--fixtures-only"

@@ -11,7 +11,13 @@ from typing import TextIO
 
 from pytest_obelize_bench.cases import load_case_file
 from pytest_obelize_bench.grade import grade
-from pytest_obelize_bench.record import Record, comparable, differences, read_round, write_atomically
+from pytest_obelize_bench.record import (
+    Record,
+    comparable,
+    differences,
+    read_round,
+    write_atomically,
+)
 from pytest_obelize_bench.runfolder import Artefacts, artefacts_from_json
 from pytest_obelize_bench.tiers import tier
 

@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench import __version__
-from pytest_obelize_bench.cases import Case, CaseFileError, load_case_file, load_fixtures
+from pytest_obelize_bench.cases import (
+    Case,
+    CaseFileError,
+    load_case_file,
+    load_fixtures,
+)
 from pytest_obelize_bench.context import RoundContext
 
 
@@ -68,7 +73,11 @@ def harness_provenance(root: Path) -> dict[str, object]:
 
 def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundContext:
     """The round's shared context, computed on the controller only."""
-    from pytest_obelize_bench.environment import default_uv_cache, exclude_newer_now, validate_exclude_newer
+    from pytest_obelize_bench.environment import (
+        default_uv_cache,
+        exclude_newer_now,
+        validate_exclude_newer,
+    )
     from pytest_obelize_bench.workspace import default_work_root
 
     collect_only = bool(config.getoption("collectonly"))

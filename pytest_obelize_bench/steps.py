@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .elide import Elider
 from .errors import ERROR_REASONS, CaseError
@@ -44,6 +44,31 @@ class Step:
             "duration_s": self.duration_s,
             "timed_out": self.timed_out,
         }
+
+
+class StepOutcome(Protocol):
+    """What a caller reads of a finished step."""
+
+    exit_code: int
+    duration_s: float
+    timed_out: bool
+    launch_error: str | None
+
+
+class Runner(Protocol):
+    """What the stages need from a step runner: ``StepRunner`` is the real one, tests bring fakes."""
+
+    def run(
+        self,
+        number: int,
+        name: str,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        reason: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> StepOutcome: ...
 
 
 class StepRunner:

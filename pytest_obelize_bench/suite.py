@@ -13,13 +13,14 @@ import shlex
 import shutil
 import stat
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.record import SuiteResult
 from pytest_obelize_bench.runfolder import path_problem
+from pytest_obelize_bench.steps import Runner
 
 #: Largest junit report read (a suite of tens of thousands of tests stays well under it).
 MAX_JUNIT_BYTES = 50 * 1024 * 1024
@@ -48,27 +49,6 @@ sys.exit(1 if bad else 0)
 """
 
 
-class _Completed(Protocol):
-    exit_code: int
-    duration_s: float
-    timed_out: bool
-    launch_error: str | None
-
-
-class Runner(Protocol):
-    """What the harness's ``StepRunner`` offers: one numbered, recorded, logged step."""
-
-    def run(
-        self,
-        number: int,
-        name: str,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        reason: str | None = None,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> _Completed: ...
 
 
 def _is_python(word: str, interpreter: Path) -> bool:

@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_obelize_bench.cases import Case, CaseFile, CaseFileError, load_case_file
-from pytest_obelize_bench.record import TIERS, Record, RecordError, read_round, write_atomically
+from pytest_obelize_bench.record import (
+    TIERS,
+    Record,
+    RecordError,
+    read_round,
+    write_atomically,
+)
 from pytest_obelize_bench.stats import Rate, mcnemar_exact, rate_of
 from pytest_obelize_bench.tiers import ceiling
 

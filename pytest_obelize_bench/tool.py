@@ -22,7 +22,6 @@ in place of the tool's.
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
@@ -30,14 +29,15 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.locks import exclusive_lock
 from pytest_obelize_bench.runfolder import Artefacts, locate_run_folder, read_artefacts
+from pytest_obelize_bench.steps import Runner
 
 #: obelize fix exit codes after which obelize has written a run folder (behaviour reference §16):
 #: 0 clean or nothing applies, 3 verification failed (files stay written), 4 nothing written or
@@ -227,17 +227,6 @@ def _info(python: str, answer: Mapping[str, Any], *, source: Source, spec: str |
 # -- tool venvs -----------------------------------------------------------------------------
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on ``path`` (created if need be), held for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
 
 def _venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
@@ -275,7 +264,7 @@ def _ensure_venv(venv: Path, marker: Mapping[str, Any], install: Sequence[str], 
     root = venv.parent
     root.mkdir(parents=True, exist_ok=True)
     python = _venv_python(venv)
-    with _locked(root / f"{venv.name}.lock"):
+    with exclusive_lock(root / f"{venv.name}.lock"):
         if _read_marker(venv) == dict(marker) and python.exists():
             return os.fspath(python)
         if venv.exists() or venv.is_symlink():
@@ -451,25 +440,6 @@ def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
 # -- the fix step ---------------------------------------------------------------------------
 
 
-class _Completed(Protocol):
-    exit_code: int
-    duration_s: float
-    timed_out: bool
-    launch_error: str | None
-
-
-class Runner(Protocol):
-    def run(
-        self,
-        number: int,
-        name: str,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        reason: str | None = None,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> _Completed: ...
 
 
 def fix_argv(tool: ToolInfo, *, checkout: Path, pack: str) -> list[str]:

@@ -7,14 +7,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from tests.helpers.gitrepo import GitRepo, make_repo
 
 from pytest_obelize_bench.checkout import cache_repository, fetch_checkout
 from pytest_obelize_bench.elide import Elider
 from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.executor import Completed, Executor, ProcessExecutor, step_environment
+from pytest_obelize_bench.executor import (
+    Completed,
+    Executor,
+    ProcessExecutor,
+    step_environment,
+)
 from pytest_obelize_bench.steps import StepRunner
 from pytest_obelize_bench.workspace import prepare_workspace
+from tests.helpers.gitrepo import GitRepo, make_repo
 
 
 @pytest.fixture

@@ -6,7 +6,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_obelize_bench.cases import CallSite, Case, ForbiddenPosition, GroundTruth, ManifestRow, Review
+from pytest_obelize_bench.cases import (
+    CallSite,
+    Case,
+    ForbiddenPosition,
+    GroundTruth,
+    ManifestRow,
+    Review,
+)
 from pytest_obelize_bench.grade import grade
 from pytest_obelize_bench.record import Measurements, SuiteResult
 from pytest_obelize_bench.runfolder import Artefacts, Finding, PlanEdit, Withheld

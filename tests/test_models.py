@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cases import CaseFileError, key_symbols, load_case_file, load_fixtures
+from pytest_obelize_bench.cases import (
+    CaseFileError,
+    key_symbols,
+    load_case_file,
+    load_fixtures,
+)
 from pytest_obelize_bench.record import (
     Measurements,
     Record,

@@ -7,7 +7,6 @@ import pytest
 from tests.helpers import casefile
 
 
-
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     casefile.write(pytester.path / "cases" / "cases.yaml", casefile.standard())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 from pathlib import Path
@@ -448,7 +450,7 @@ def test_read_back_checks_paths_lexically(tmp_path: Path) -> None:
 
 def test_artefacts_is_frozen() -> None:
     artefacts = Artefacts((), (), (), (), None, False, None, None, None)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         artefacts.exit_code = 1  # type: ignore[misc]
     assert artefacts.refused == ()
 

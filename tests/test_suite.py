@@ -15,7 +15,13 @@ import pytest
 from pytest_obelize_bench import suite
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.record import SuiteResult
-from pytest_obelize_bench.suite import compile_written, junit_counts, run_suite, suite_argv, suite_status
+from pytest_obelize_bench.suite import (
+    compile_written,
+    junit_counts,
+    run_suite,
+    suite_argv,
+    suite_status,
+)
 
 INTERP = Path("/case/.venv/bin/python")
 JUNIT = Path("/logs/junit/baseline.xml")

@@ -9,8 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, Retired, Review, load_case_file
-from pytest_obelize_bench.record import ErrorInfo, Measurements, Provenance, Record, SuiteResult
+from pytest_obelize_bench.cases import (
+    CallSite,
+    Case,
+    GroundTruth,
+    Retired,
+    Review,
+    load_case_file,
+)
+from pytest_obelize_bench.record import (
+    ErrorInfo,
+    Measurements,
+    Provenance,
+    Record,
+    SuiteResult,
+)
 from pytest_obelize_bench.summary import (
     DOCUMENT_NAME,
     RoundData,

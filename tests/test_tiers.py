@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench import tiers
-from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, ManifestRow, Retired, Review
+from pytest_obelize_bench.cases import (
+    CallSite,
+    Case,
+    GroundTruth,
+    ManifestRow,
+    Retired,
+    Review,
+)
 from pytest_obelize_bench.record import ErrorInfo, Measurements, SuiteResult
 from pytest_obelize_bench.tiers import ceiling, tier
 
