@@ -51,11 +51,14 @@ def tier(error: ErrorInfo | None, m: Measurements) -> str:
     """The protocol's tiers, tried in order; the first that holds is the case's."""
     if error is not None:
         return "error"
+    if m.patch_applied is None or m.unmigrated is None:
+        # Only an errored case may leave these unmeasured; guessing a tier would read null as a value.
+        raise ValueError("a record without an error must measure patch_applied and unmigrated")
     if is_wrong(m):
         return "wrong"
-    if m.patch_applied is not True:
+    if not m.patch_applied:
         return "unsupported"
-    if m.unmigrated is None or m.unmigrated > 0:
+    if m.unmigrated > 0:
         return "partial"
     if is_verified(m):
         return "verified_success"

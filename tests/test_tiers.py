@@ -291,3 +291,13 @@ def test_ceiling_strings_are_the_protocol_words() -> None:
     assert tiers.CAP_NOT_COVERED == "the tests do not cover the change"
     assert tiers.CAP_NOTHING == "the key names nothing to migrate"
     assert tiers.CAP_CONTROL == "a negative control is excluded from the rate"
+
+
+def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
+    """Nulls are never read as values: no tier is guessed for an unmeasured, unerrored record."""
+    from pytest_obelize_bench.record import Measurements
+
+    with pytest.raises(ValueError, match="must measure patch_applied and unmigrated"):
+        tier(None, Measurements(patch_applied=True, unmigrated=None))
+    with pytest.raises(ValueError):
+        tier(None, Measurements())
