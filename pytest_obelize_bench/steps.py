@@ -159,8 +159,22 @@ class StepRunner:
         if completed.launch_error is not None:
             raise CaseError(name, reason, self.elider.text(completed.launch_error))
         if completed.exit_code != 0:
+            said = last_words(completed.output())
             raise CaseError(
                 name,
                 reason,
-                self.elider.text(f"{name} exited {completed.exit_code}; see {completed.log}"),
+                self.elider.text(f"{name} exited {completed.exit_code}{': ' + said if said else ''}; see {completed.log}"),
             )
+
+
+#: How much of a failed step's last output line an error detail quotes.
+LAST_WORDS_CHARS = 200
+
+
+def last_words(output: str) -> str:
+    """The last non-blank line a failed command printed, cut short: what a user reads first."""
+    lines = [line.strip() for line in output.splitlines() if line.strip() and not line.startswith("[obelize-bench:")]
+    if not lines:
+        return ""
+    line = lines[-1]
+    return line if len(line) <= LAST_WORDS_CHARS else line[: LAST_WORDS_CHARS - 3] + "..."

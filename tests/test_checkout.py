@@ -77,7 +77,8 @@ def test_a_commit_the_repository_does_not_have_is_fetch_failed(
             steps, url=repo.url, sha="1" * 40, dest=dest, cache=None, owner="owner", name="repo"
         )
     assert failed.value.step == "fetch" and failed.value.reason == "fetch_failed"
-    assert failed.value.detail == "fetch exited 128; see <logs>/02-fetch.log"
+    assert failed.value.detail.startswith("fetch exited 128: fatal: ")
+    assert failed.value.detail.endswith("; see <logs>/02-fetch.log")
     assert steps.steps[-1].exit_code == 128
 
 

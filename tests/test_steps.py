@@ -111,7 +111,7 @@ def test_a_failed_required_step_raises_its_reason(where: dict[str, Path]) -> Non
     assert failed.value.as_dict() == {
         "step": "install",
         "reason": "install_failed",
-        "detail": "install exited 2; see <logs>/01-install.log",
+        "detail": "install exited 2: out; see <logs>/01-install.log",
     }
     assert runner.steps[0].exit_code == 2  # recorded before raising
 
@@ -171,3 +171,13 @@ def test_bad_names_and_reasons_are_harness_bugs(where: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match="unknown error reason"):
         runner.run(1, "fetch", ["x"], timeout=1, reason="oops")
     assert runner.steps == []
+
+
+def test_last_words_quotes_the_last_line_cut_short() -> None:
+    from pytest_obelize_bench.steps import LAST_WORDS_CHARS, last_words
+
+    assert last_words("first\n\nfatal: no such commit\n\n") == "fatal: no such commit"
+    assert last_words("error\n[obelize-bench: timed out after 5s; process group killed]\n") == "error"
+    assert last_words("") == ""
+    long = last_words("x" * 1000)
+    assert len(long) == LAST_WORDS_CHARS and long.endswith("...")
