@@ -87,7 +87,11 @@ def ceiling_report(path: Path, out: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    parser = argparse.ArgumentParser(prog="obelize-bench", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="obelize-bench",
+        description="The obelize migration benchmark's commands for what is not a test run "
+        "(a round itself is `pytest --bench-round=N`).",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check-cases", help="check a case file against every rule of the protocol")

@@ -64,7 +64,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="DIR",
-        help="a folder holding interpreters for uv to find (repeatable), e.g. ~/.pyenv/versions/3.12.1/bin",
+        help="a folder holding interpreters for uv to find (repeatable); pyenv's versions/*/bin are searched anyway",
     )
     group.addoption("--exclude-newer", metavar="UTC", help="resolve every install as of this UTC time (replays an earlier round)")
     group.addoption("--obelize", metavar="SPEC", help="the tool under test: a requirement (obelize==0.7.0) or a path to an obelize checkout")
