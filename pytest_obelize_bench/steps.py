@@ -54,6 +54,8 @@ class StepOutcome(Protocol):
     timed_out: bool
     launch_error: str | None
 
+    def output(self, limit: int = 65536) -> str: ...
+
 
 class Runner(Protocol):
     """What the stages need from a step runner: ``StepRunner`` is the real one, tests bring fakes."""

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.locks import exclusive_lock
 from pytest_obelize_bench.runfolder import Artefacts, locate_run_folder, read_artefacts
-from pytest_obelize_bench.steps import Runner
+from pytest_obelize_bench.steps import Runner, last_words
 
 #: obelize fix exit codes after which obelize has written a run folder (behaviour reference §16):
 #: 0 clean or nothing applies, 3 verification failed (files stay written), 4 nothing written or
@@ -491,7 +491,10 @@ def run_fix(
     if completed.launch_error is not None:
         raise CaseError("fix", "obelize_failed", "obelize could not be started; see the step log")
     if completed.exit_code not in DOCUMENTED_EXIT_CODES:
-        raise CaseError("fix", "obelize_failed", f"obelize fix exited {completed.exit_code}; see the step log")
+        said = last_words(completed.output())
+        raise CaseError(
+            "fix", "obelize_failed", f"obelize fix exited {completed.exit_code}{': ' + said if said else ''}; see the step log"
+        )
     folder = locate_run_folder(checkout)
     if before is not None and folder.name == before:
         raise CaseError("fix", "no_run_folder", ".obelize/latest still names the run that was there before obelize ran")
