@@ -8,7 +8,7 @@ and what was expected, so a bad file stops collection before anything runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +35,6 @@ EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 UV_KEY = re.compile(r"^(?P<impl>[a-z]+)-(?P<version>\d+\.\d+\.\d+)-(?P<os>[a-z]+)-(?P<arch>[a-z0-9_]+)-(?P<libc>[a-z]+)$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-CASE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 #: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -459,11 +458,3 @@ def load_fixtures(root: Path | str) -> list[Case]:
     if problems:
         raise CaseFileError(problems)
     return cases
-
-
-def rows_by_owner(cases: Iterable[Case]) -> dict[str, list[str]]:
-    owners: dict[str, list[str]] = {}
-    for case in cases:
-        if case.owner and not case.control:
-            owners.setdefault(case.owner, []).append(case.id)
-    return owners

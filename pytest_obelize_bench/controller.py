@@ -24,17 +24,15 @@ from pytest_obelize_bench.record import (
 class Controller:
     """Registered as a plugin on the controller (or the only process without xdist)."""
 
-    def __init__(self, config: pytest.Config, context: RoundContext) -> None:
-        from pytest_obelize_bench.plugin import tier_gate
-
+    def __init__(self, config: pytest.Config, context: RoundContext, gate: set[str]) -> None:
         self.config = config
         self.context = context
         self.records: dict[str, Record] = {}
         self.written: list[Path] = []
         self.unreadable: list[str] = []
-        self.gate = tier_gate(config)
+        self.gate = gate
         self.gated: list[str] = []
-        self.summary_paths: tuple[Path, ...] = ()
+        self.round_lines: list[str] = []
         self.summary_error: str | None = None
 
     @property
@@ -61,25 +59,30 @@ class Controller:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.writes_results and self.records and not self.config.getoption("--bench-no-summary"):
-            self._write_summary()
+        if self.writes_results and self.records:
+            self._finish_round(write=not self.config.getoption("--bench-no-summary"))
         self.gated = sorted(case for case, record in self.records.items() if record.tier in self.gate)
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.plugin import EXIT_TIER_GATE
 
             session.exitstatus = EXIT_TIER_GATE
 
-    def _write_summary(self) -> None:
+    def _finish_round(self, *, write: bool) -> None:
+        """Rewrite the round's block and summary.json (unless told not to), and keep the terminal lines."""
         from pytest_obelize_bench.cases import CaseFileError, load_case_file
-        from pytest_obelize_bench.summary import write_round_outputs
+        from pytest_obelize_bench.summary import load_round, terminal_lines, write_round_outputs
 
+        results = Path(self.context.results_dir)
         try:
             case_file = load_case_file(self.context.cases_path)
-            self.summary_paths = tuple(
-                write_round_outputs(Path(self.context.results_dir), case_file, self.context.round or case_file.round)
-            )
+            number = self.context.round or case_file.round
+            if write:
+                write_round_outputs(results, case_file, number)
+            data = load_round(results, case_file, number)
         except (CaseFileError, RecordError, OSError) as exc:
             self.summary_error = str(exc).splitlines()[0]
+            return
+        self.round_lines = terminal_lines(data, results, Path(self.context.work_root) / self.context.round_label)
 
     # -- terminal ---------------------------------------------------------------------
 
@@ -93,8 +96,9 @@ class Controller:
                 if cases:
                     terminal.write_line(f"{tier} ({len(cases)}): {', '.join(cases)}")
         if self.context.mode == "round":
-            for line in self._round_lines():
+            for line in self.round_lines:
                 terminal.write_line(line)
+            terminal.write_line(f"records written this session: {len(self.written)} in {self.context.round_results}")
         else:
             counts = {tier: sum(r.tier == tier for r in self.records.values()) for tier in TIERS}
             terminal.write_line(
@@ -108,17 +112,3 @@ class Controller:
             terminal.write_line(
                 f"--bench-fail-on={','.join(sorted(self.gate))}: {', '.join(self.gated)}", red=True, bold=True
             )
-
-    def _round_lines(self) -> list[str]:
-        from pytest_obelize_bench.cases import CaseFileError, load_case_file
-        from pytest_obelize_bench.summary import load_round, terminal_lines
-
-        results = Path(self.context.results_dir)
-        try:
-            case_file = load_case_file(self.context.cases_path)
-            data = load_round(results, case_file, self.context.round or case_file.round)
-        except (CaseFileError, RecordError, OSError) as exc:
-            return [f"records: {len(self.written)} written to {self.context.round_results}; summary unavailable: {exc}"]
-        lines = terminal_lines(data, results, Path(self.context.work_root) / self.context.round_label)
-        lines.append(f"records written this session: {len(self.written)} in {self.context.round_results}")
-        return lines

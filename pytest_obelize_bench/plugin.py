@@ -121,10 +121,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.args_source = pytest.Config.ArgsSource.ARGS
 
     if is_controller(config):
-        context = build_context(config, mode, rootdir)
+        gate = tier_gate(config)  # an unknown tier is a usage error before the tool is resolved
+        context = build_context(config, mode, rootdir, cases_by_path)
         from pytest_obelize_bench.controller import Controller
 
-        controller = Controller(config, context)
+        controller = Controller(config, context, gate)
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "obelize-bench-controller")
     else:
@@ -187,11 +188,11 @@ class CaseCollector(pytest.File):
         return items
 
 
-def _bench_case(bench_run: Any, request: pytest.FixtureRequest) -> None:
+def _bench_case(bench_legacy_sdk: Any, request: pytest.FixtureRequest) -> None:
     """The body of every benchmark item: steps 5 to 10 on what the fixtures prepared."""
     from pytest_obelize_bench.pipeline import finish_case
 
-    finish_case(bench_run, request.node)
+    finish_case(bench_legacy_sdk, request.node)
 
 
 # -- fixtures: each stage runs only if the ones before it succeeded --------------------
@@ -241,11 +242,6 @@ def bench_legacy_sdk(bench_venv: Any) -> Any:
     from pytest_obelize_bench.pipeline import stage_legacy_sdk
 
     return stage_legacy_sdk(bench_venv)
-
-
-@pytest.fixture
-def bench_run(bench_legacy_sdk: Any) -> Any:
-    return bench_legacy_sdk
 
 
 # -- the outcome ------------------------------------------------------------------------

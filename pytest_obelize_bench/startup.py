@@ -71,7 +71,9 @@ def harness_provenance(root: Path) -> dict[str, object]:
     }
 
 
-def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundContext:
+def build_context(
+    config: pytest.Config, mode: str, rootdir: Path, cases_by_path: dict[Path, list[Case]]
+) -> RoundContext:
     """The round's shared context, computed on the controller only."""
     from pytest_obelize_bench.environment import (
         default_uv_cache,
@@ -97,9 +99,6 @@ def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundConte
         exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
     except ValueError as exc:
         raise pytest.UsageError(f"--exclude-newer: {exc}") from None
-    from pytest_obelize_bench.plugin import tier_gate
-
-    tier_gate(config)  # an unknown tier is a usage error before anything runs
     spec = config.getoption("--obelize")
     if mode == "fixtures" and spec:
         raise pytest.UsageError("--fixtures-only runs the obelize installed beside the harness; --obelize does not apply")
@@ -113,7 +112,7 @@ def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundConte
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         tool_json = json.loads(tool.to_json())
-        for pack in sorted({case.pack for cases in config.stash[_collect_key()].values() for case in cases}):
+        for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
             packs[pack] = pack_provenance(tool, pack)
     return RoundContext(
         mode="fixtures" if mode == "fixtures" else "round",
@@ -135,10 +134,4 @@ def build_context(config: pytest.Config, mode: str, rootdir: Path) -> RoundConte
     )
 
 
-def _collect_key() -> pytest.StashKey[dict[Path, list[Case]]]:
-    from pytest_obelize_bench.plugin import COLLECT_PATHS_KEY
-
-    return COLLECT_PATHS_KEY
-
-
-__all__ = ["build_context", "harness_provenance", "load_items", "CaseFileError"]
+__all__ = ["build_context", "harness_provenance", "load_items"]
