@@ -31,16 +31,27 @@ PACK_DISTRIBUTIONS: dict[str, tuple[str, str]] = {
     "py-pdf/pypdf2-to-pypdf": ("PyPDF2", "pypdf"),
 }
 
-EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
-UV_KEY = re.compile(r"^(?P<impl>[a-z]+)-(?P<version>\d+\.\d+\.\d+)-(?P<os>[a-z]+)-(?P<arch>[a-z0-9_]+)-(?P<libc>[a-z]+)$")
-ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-#: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Every pattern is matched against the whole value (``fullmatch``): ``$`` alone would accept a
+# trailing newline, and a SHA or key with one is a different string everywhere it is used.
+EXACT_VERSION = re.compile(r"\d+\.\d+\.\d+")
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
+UV_KEY = re.compile(r"(?P<impl>[a-z]+)-(?P<version>\d+\.\d+\.\d+)-(?P<os>[a-z]+)-(?P<arch>[a-z0-9_]+)-(?P<libc>[a-z]+)")
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: An id, or one half of a full_name: it becomes a folder name of the work root and of results/.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+#: How much of a bad value a problem line quotes.
+QUOTE_CHARS = 80
+
+
+def quoted(value: object) -> str:
+    """``repr(value)`` cut to about 80 characters: a problem line stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 3] + "..."
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: YAML already gives native types, so a coercion (true read as 1) is a mistake in the file.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class CallSite(_Row):
@@ -157,7 +168,7 @@ class FixtureRow(_Row):
 
 
 class _FileHead(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     round: int = Field(ge=1)
     reviewer: str
     reviewed_at: str
@@ -267,7 +278,7 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
     elif error["type"] == "extra_forbidden":
         message = "is not a known field"
     elif "input" in error and error["type"] != "missing":
-        message = f"{message} (got {error['input']!r})"
+        message = f"{message} (got {quoted(error['input'])})"
     return field, message
 
 
@@ -280,17 +291,55 @@ def _row_id(row: Any, index: int, kind: str) -> str:
     return f"<{kind} #{index + 1}>"
 
 
+#: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_BASE_LOADER):  # type: ignore[misc]  # PyYAML's loaders are untyped
+    """A safe loader that refuses what a reviewed case file never needs.
+
+    An alias is refused where it is used a second time, before it is expanded, so an alias bomb
+    costs nothing; a duplicate key is refused instead of silently keeping the last value.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise yaml.constructor.ConstructorError(
+                None, None, "an alias (*name) is not allowed in a case file; write the value out", node.start_mark
+            )
+        return super().construct_object(node, deep=deep)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {quoted(key)} in one mapping", key_node.start_mark
+                )
+            seen.add(key)
+        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return result
+
+
 def _read_yaml(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise CaseFileError([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
     try:
-        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, the C one when built
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CaseFileError([f"{path}: is not UTF-8 text (line {line}, byte {exc.start})"]) from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader, the C one when built
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise CaseFileError([f"{path}: is not valid YAML{where}: {getattr(exc, 'problem', exc)}"]) from exc
+        raise CaseFileError([f"{path}: is not valid YAML{where}: {getattr(exc, 'problem', exc)}"]) from None
+    except RecursionError:
+        raise CaseFileError([f"{path}: is nested too deeply to be a case file"]) from None
 
 
 def load_case_file(path: Path | str) -> CaseFile:

@@ -21,11 +21,6 @@ FETCH_TIMEOUT_S = 300.0
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
-def default_git_cache(work_root: Path) -> Path:
-    """``<work root>/git-cache``: shared by workers and rounds, never under a case's HOME."""
-    return Path(work_root) / "git-cache"
-
-
 def cache_repository(cache: Path, owner: str, name: str) -> Path:
     """The bare repository that caches ``owner/name``."""
     safe_component(owner, "repository owner")
@@ -88,10 +83,11 @@ def fetch_checkout(
             if probe.timed_out:
                 runner.raise_for("fetch", probe, reason="fetch_failed", timeout=timeout)
             if probe.exit_code != 0:
-                git("-C", str(bare), "fetch", "-q", url, f"{sha}:refs/obelize-bench/{sha}")
+                git("-C", str(bare), "fetch", "-q", "--end-of-options", url, f"{sha}:refs/obelize-bench/{sha}")
         source = bare.resolve().as_uri()
     git("init", "-q", str(dest))
-    git("-C", str(dest), "fetch", "-q", "--depth", "1", source, sha)
+    # --end-of-options: a URL or ref from the case file can never be read as a git option.
+    git("-C", str(dest), "fetch", "-q", "--depth", "1", "--end-of-options", source, sha)
     git("-C", str(dest), "checkout", "-q", "FETCH_HEAD")
     head = git("-C", str(dest), "rev-parse", "HEAD")
     if head != sha:

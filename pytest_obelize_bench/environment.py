@@ -339,9 +339,13 @@ def run_install_commands(
     commands: Sequence[str],
     *,
     interpreter: Path,
+    checkout: Path,
     timeout: float = INSTALL_TIMEOUT_S,
 ) -> None:
-    """Step 3: the case's reviewed install commands, each a step ``install``.
+    """Step 3: the case's reviewed install commands, each a step ``install``, run in the checkout.
+
+    They come from the repository's own manifest (``-r requirements.txt``, ``-e ".[dev]"``,
+    ``.``), so their relative paths name files of the checkout.
 
     Each string is split as a POSIX shell would split words (no shell runs it).  A leading
     ``python``/``python3`` becomes the case interpreter and a leading ``uv`` this package's uv.
@@ -361,7 +365,7 @@ def run_install_commands(
             argv[0] = os.fspath(interpreter)
         elif argv[0] == "uv":
             argv[0] = uv_binary()
-        runner.run(3, "install", argv, timeout=timeout, reason="install_failed")
+        runner.run(3, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
 
 
 def check_installed_version(

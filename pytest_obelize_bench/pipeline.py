@@ -217,7 +217,13 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
         )
 
         case = run.case
-        run_install_commands(run.runner, case.install, interpreter=run.interpreter.executable, timeout=INSTALL_TIMEOUT_S)
+        run_install_commands(
+            run.runner,
+            case.install,
+            interpreter=run.interpreter.executable,
+            checkout=run.checkout,
+            timeout=INSTALL_TIMEOUT_S,
+        )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
         run.sdk_from = install_pinned(
             run.runner,

@@ -6,6 +6,7 @@ still break. Each check yields ``(rule, "<field>: <what was expected>")``.
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from pytest_obelize_bench.cases import (
     ISO_DATE,
     MAX_CASES_PER_OWNER,
     PACK_DISTRIBUTIONS,
+    SAFE_NAME,
     SPLITS,
     UV_KEY,
     CaseRow,
@@ -24,6 +26,7 @@ from pytest_obelize_bench.cases import (
     FixtureRow,
     GroundTruth,
     key_symbols,
+    quoted,
     slug,
 )
 
@@ -48,44 +51,100 @@ RULES: dict[str, str] = {
     "control_shape": "every control has a control shape",
     "reviewed": "every row names a reviewer and an ISO review date",
     "retired": "a retired case is kept with a reason",
+    "safe_names": "ids and full_name halves are safe folder names ([A-Za-z0-9._-], no leading dot, no ..)",
+    "commands": "every install command and test_cmd is a non-empty command that splits into words",
+    "key_paths": "every ground-truth path is relative to the checkout and stays inside it",
+    "repo_url": "repo is an https:// or file:// URL",
 }
 
 Found = Iterator[tuple[str, str]]
 
 
 def _pin(field: str, value: str) -> Found:
-    if not EXACT_VERSION.match(value):
-        yield "exact_pins", f"{field}: expected an exact X.Y.Z version, got {value!r}"
+    if not EXACT_VERSION.fullmatch(value):
+        yield "exact_pins", f"{field}: expected an exact X.Y.Z version, got {quoted(value)}"
 
 
 def _sha(value: str) -> Found:
-    if not FULL_SHA.match(value):
-        yield "full_sha", f"sha: expected a full 40-hex lowercase commit SHA, got {value!r}"
+    if not FULL_SHA.fullmatch(value):
+        yield "full_sha", f"sha: expected a full 40-hex lowercase commit SHA, got {quoted(value)}"
 
 
 def _key(value: str) -> Found:
-    if not UV_KEY.match(value):
+    if not UV_KEY.fullmatch(value):
         yield (
             "interpreter_key",
-            f"python: expected a full uv interpreter key like cpython-3.12.9-macos-aarch64-none, got {value!r}",
+            f"python: expected a full uv interpreter key like cpython-3.12.9-macos-aarch64-none, got {quoted(value)}",
         )
+
+
+def _safe_name(field: str, value: str) -> Found:
+    if not SAFE_NAME.fullmatch(value) or ".." in value:
+        yield "safe_names", f"{field}: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got {quoted(value)}"
+
+
+def _full_name(value: str) -> Found:
+    owner, slash, name = value.partition("/")
+    if not slash or "/" in name:
+        yield "safe_names", f"full_name: expected owner/name, got {quoted(value)}"
+        return
+    yield from _safe_name("full_name", owner)
+    yield from _safe_name("full_name", name)
+
+
+def _repo(value: str) -> Found:
+    # Anything else could be read by git as an option (--upload-pack=...) or a local path.
+    if not value.startswith(("https://", "file://")) or any(ch.isspace() for ch in value):
+        yield "repo_url", f"repo: expected an https:// or file:// URL, got {quoted(value)}"
+
+
+def _command(field: str, value: str) -> Found:
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        yield "commands", f"{field}: cannot be split into words ({exc}): {quoted(value)}"
+        return
+    if not words:
+        yield "commands", f"{field}: expected a command, got an empty one"
+
+
+def _commands(install: Sequence[str], test_cmd: str | None) -> Found:
+    for index, command in enumerate(install):
+        yield from _command(f"install.{index}", command)
+    if test_cmd is not None:
+        yield from _command("test_cmd", test_cmd)
+
+
+def _key_path(field: str, path: str) -> Found:
+    parts = path.replace("\\", "/").split("/")
+    if path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":") or ".." in parts or not path.strip():
+        yield "key_paths", f"{field}: expected a path relative to the checkout, without .., got {quoted(path)}"
 
 
 def _pack(provider: str, change: str) -> Found:
     pack = f"{provider}/{change}"
     if pack not in PACK_DISTRIBUTIONS:
         known = ", ".join(sorted(PACK_DISTRIBUTIONS))
-        yield "known_pack", f"provider/change: expected one of {known}, got {pack!r}"
+        yield "known_pack", f"provider/change: expected one of {known}, got {quoted(pack)}"
 
 
 def _reviewed(reviewer: str | None, date: str | None) -> Found:
     if not (reviewer or "").strip():
         yield "reviewed", "reviewer: expected who prepared the ground truth"
-    if not ISO_DATE.match(date or ""):
-        yield "reviewed", f"reviewed_at: expected a YYYY-MM-DD date, got {date!r}"
+    if not ISO_DATE.fullmatch(date or ""):
+        yield "reviewed", f"reviewed_at: expected a YYYY-MM-DD date, got {quoted(date)}"
 
 
 def _ground_truth(truth: GroundTruth, test_cmd: str | None) -> Found:
+    for group, rows in (
+        ("call_sites", truth.call_sites),
+        ("manifests", truth.manifests),
+        ("must_not_report", truth.must_not_report),
+    ):
+        for index, row in enumerate(rows):
+            yield from _key_path(f"ground_truth.{group}.{index}.path", row.path)
+    for index, read in enumerate(truth.files_read):
+        yield from _key_path(f"ground_truth.files_read.{index}", read)
     for index, row in enumerate(truth.call_sites):
         if row.label == "manual" and not (row.why or "").strip():
             yield "manual_why", f"ground_truth.call_sites.{index}.why: a manual row ({row.path}:{row.line}) needs a why"
@@ -108,13 +167,17 @@ def case_row_problems(row: CaseRow) -> Found:
     yield from _sha(row.sha)
     yield from _key(row.python)
     if row.split not in SPLITS:
-        yield "split", f"split: expected dev or holdout, got {row.split!r}"
+        yield "split", f"split: expected dev or holdout, got {quoted(row.split)}"
     yield from _pack(row.provider, row.change)
     expected = key_symbols(row.ground_truth)
     if list(row.pattern_key) != expected:
         yield "pattern_key", f"pattern_key: expected {expected}, got {list(row.pattern_key)}"
+    yield from _safe_name("id", row.id)
+    yield from _full_name(row.full_name)
     if row.id != slug(row.full_name):
-        yield "unique_ids", f"id: expected {slug(row.full_name)!r} (full_name with / as __), got {row.id!r}"
+        yield "unique_ids", f"id: expected {quoted(slug(row.full_name))} (full_name with / as __), got {quoted(row.id)}"
+    yield from _repo(row.repo)
+    yield from _commands(row.install, row.test_cmd)
     yield from _ground_truth(row.ground_truth, row.test_cmd)
     yield from _reviewed(row.reviewer, row.reviewed_at)
     if row.retired is not None and not row.retired.reason.strip():
@@ -123,7 +186,9 @@ def case_row_problems(row: CaseRow) -> Found:
 
 def control_row_problems(row: ControlRow) -> Found:
     if row.control not in CONTROL_SHAPES:
-        yield "control_shape", f"control: expected one of {', '.join(CONTROL_SHAPES)}, got {row.control!r}"
+        yield "control_shape", f"control: expected one of {', '.join(CONTROL_SHAPES)}, got {quoted(row.control)}"
+    yield from _full_name(row.full_name)
+    yield from _repo(row.repo)
     yield from _sha(row.sha)
     if row.python is not None:
         yield from _key(row.python)
@@ -135,8 +200,10 @@ def control_row_problems(row: ControlRow) -> Found:
 
 def fixture_row_problems(row: FixtureRow, directory_name: str) -> Found:
     if row.id != directory_name:
-        yield "unique_ids", f"id: expected the directory name {directory_name!r}, got {row.id!r}"
+        yield "unique_ids", f"id: expected the directory name {quoted(directory_name)}, got {quoted(row.id)}"
+    yield from _safe_name("id", row.id)
     yield from _pack(row.provider, row.change)
+    yield from _commands(row.install, row.test_cmd)
     yield from _ground_truth(row.ground_truth, row.test_cmd)
 
 
@@ -155,6 +222,9 @@ def file_problems(head: _FileHead, cases: Sequence[Case]) -> Found:
     known = set(counts)
     for index, move in enumerate(head.split_moves):
         if move.case not in known:
-            yield "split", f"split_moves.{index}.case: expected a case id of this file, got {move.case!r}"
+            yield "split", f"split_moves.{index}.case: expected a case id of this file, got {quoted(move.case)}"
         elif move.to_split not in SPLITS or move.from_split not in SPLITS:
-            yield "split", f"split_moves.{index}: expected dev/holdout sides, got {move.from_split!r} -> {move.to_split!r}"
+            yield (
+                "split",
+                f"split_moves.{index}: expected dev/holdout sides, got {quoted(move.from_split)} -> {quoted(move.to_split)}",
+            )

@@ -58,7 +58,7 @@ def test_fetch_an_older_commit_by_sha_shallow(
         ("-C", "<case>"),
         ("-C", "<case>"),
     ]
-    assert steps.steps[1].argv[3:] == ("fetch", "-q", "--depth", "1", repo.url, first)
+    assert steps.steps[1].argv[3:] == ("fetch", "-q", "--depth", "1", "--end-of-options", repo.url, first)
     assert [p.name for p in sorted(steps.logs.glob("*.log"))] == [
         "01-fetch.log",
         "02-fetch.log",
@@ -200,3 +200,25 @@ def test_unsafe_owner_or_name_is_refused(tmp_path: Path) -> None:
         cache_repository(tmp_path, "..", "repo")
     with pytest.raises(ValueError):
         cache_repository(tmp_path, "owner", "a/b")
+
+
+@pytest.mark.parametrize("with_cache", [False, True])
+def test_a_url_that_looks_like_an_option_never_reaches_git_as_one(tmp_path: Path, with_cache: bool) -> None:
+    # Even past the case-file rule, fetch hands git the URL after --end-of-options.
+    witness = tmp_path / "pwned"
+    steps, dest = runner(tmp_path, "owner__repo")
+    with pytest.raises(CaseError) as failed:
+        fetch_checkout(
+            steps,
+            url=f"--upload-pack=touch {witness}",
+            sha="3" * 40,
+            dest=dest,
+            cache=tmp_path / "cache" if with_cache else None,
+            owner="owner",
+            name="repo",
+            timeout=30,
+        )
+    assert failed.value.reason == "fetch_failed"
+    assert not witness.exists()
+    fetches = [step.argv for step in steps.steps if "fetch" in step.argv]
+    assert fetches and all(argv[argv.index("--end-of-options") + 1].startswith("--upload-pack") for argv in fetches)

@@ -26,7 +26,9 @@ def test_check_cases_is_all_yes_on_the_shipped_file() -> None:
     code, text = run("check-cases", str(CASES))
     assert code == 0
     lines = text.splitlines()
-    assert sum(line.startswith("yes  ") for line in lines) == 16
+    from pytest_obelize_bench.rules import RULES
+
+    assert sum(line.startswith("yes  ") for line in lines) == len(RULES) == 20
     assert not any(line.startswith("NO ") for line in lines)
     assert "round 2, 20 cases, 3 controls" in text
 

@@ -268,12 +268,18 @@ def test_a_leading_python_is_the_case_interpreter(
     venv_runner: tuple[StepRunner, Interpreter],
 ) -> None:
     runner, interpreter = venv_runner
+    checkout = runner.cwd
+    venv = venv_of(runner)
+    runner.cwd = checkout.parent  # the pipeline's default step folder is the round folder
     run_install_commands(
         runner,
         ["python -c 'import pathlib, sys; pathlib.Path(\"where.txt\").write_text(sys.prefix)'"],
         interpreter=interpreter.executable,
+        checkout=checkout,
     )
-    assert (runner.cwd / "where.txt").read_text() == str(venv_of(runner))
+    # A reviewed command's relative paths name files of the checkout, so it runs there.
+    assert (checkout / "where.txt").read_text() == str(venv)
+    assert not (checkout.parent / "where.txt").exists()
     assert runner.steps[-1].number == 3 and runner.steps[-1].name == "install"
     assert runner.steps[-1].argv[0] == "<case>/.venv/bin/python"
 
@@ -284,13 +290,13 @@ def test_a_failing_or_unsplittable_install_command_is_install_failed(
     runner, interpreter = venv_runner
     with pytest.raises(CaseError) as failed:
         run_install_commands(
-            runner, ["python -c 'raise SystemExit(4)'"], interpreter=interpreter.executable
+            runner, ["python -c 'raise SystemExit(4)'"], interpreter=interpreter.executable, checkout=runner.cwd
         )
     assert failed.value.reason == "install_failed"
     assert failed.value.detail.startswith("install exited 4; see <logs>/")
     for bad in ("python -c 'unbalanced", "   "):
         with pytest.raises(CaseError, match="install command 1") as failed:
-            run_install_commands(runner, [bad], interpreter=interpreter.executable)
+            run_install_commands(runner, [bad], interpreter=interpreter.executable, checkout=runner.cwd)
         assert failed.value.reason == "install_failed"
 
 
@@ -353,7 +359,7 @@ def test_packages_digest_does_not_depend_on_where_the_checkout_is(
         activate(runner, interpreter)
         wheel = write_wheel(runner.cwd / "dist")
         run_install_commands(
-            runner, [f"uv pip install --offline {wheel}"], interpreter=interpreter.executable
+            runner, [f"uv pip install --offline {wheel}"], interpreter=interpreter.executable, checkout=runner.cwd
         )
         assert runner.steps[-1].argv[:3] == (uv_binary(), "pip", "install")
         assert (
@@ -418,7 +424,9 @@ def test_uv_pip_install_in_an_install_command_targets_the_case_venv(
     venv_runner: tuple[StepRunner, Interpreter],
 ) -> None:
     runner, interpreter = venv_runner
-    run_install_commands(runner, ["uv pip install six==1.17.0"], interpreter=interpreter.executable)
+    run_install_commands(
+        runner, ["uv pip install six==1.17.0"], interpreter=interpreter.executable, checkout=runner.cwd
+    )
     assert (
         check_installed_version(
             runner,

@@ -149,7 +149,7 @@ BAD_FILES = {
     ),
     "wrong type": (
         lambda d: _case(d)["ground_truth"]["call_sites"][0].update(line="one"),
-        "case alpha__navamai: ground_truth.call_sites.0.line: Input should be a valid integer, unable to parse string as an integer (got 'one')",
+        "case alpha__navamai: ground_truth.call_sites.0.line: Input should be a valid integer (got 'one')",
     ),
     "unknown kind": (
         lambda d: _case(d)["ground_truth"]["call_sites"][0].update(kind="text_mention"),
@@ -158,6 +158,70 @@ BAD_FILES = {
     "unknown field": (
         lambda d: _case(d).update(sah="typo"),
         "case alpha__navamai: sah: is not a known field",
+    ),
+    "boolean for an integer": (
+        lambda d: _case(d)["ground_truth"]["call_sites"][0].update(line=True),
+        "case alpha__navamai: ground_truth.call_sites.0.line: Input should be a valid integer (got True)",
+    ),
+    "boolean for a string": (
+        lambda d: _case(d).update(license=True),
+        "case alpha__navamai: license: Input should be a valid string (got True)",
+    ),
+    "sha with a trailing newline": (
+        lambda d: _case(d).update(sha=casefile.SHA + "\n"),
+        f"case alpha__navamai: sha: expected a full 40-hex lowercase commit SHA, got '{casefile.SHA}\\n'",
+    ),
+    "version with a trailing space": (
+        lambda d: _case(d).update(to_version="2.24.0 "),
+        "case alpha__navamai: to_version: expected an exact X.Y.Z version, got '2.24.0 '",
+    ),
+    "key with a trailing newline": (
+        lambda d: _case(d).update(python="cpython-3.12.9-macos-aarch64-none\n"),
+        "case alpha__navamai: python: expected a full uv interpreter key like cpython-3.12.9-macos-aarch64-none, got 'cpython-3.12.9-macos-aarch64-none\\n'",
+    ),
+    "id that climbs out": (
+        lambda d: _case(d).update(id="..", full_name="alpha/.."),
+        "case ..: id: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got '..'",
+    ),
+    "hidden id": (
+        lambda d: _case(d).update(id=".git", full_name="alpha/.git"),
+        "case .git: full_name: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got '.git'",
+    ),
+    "full_name with a slash too many": (
+        lambda d: _case(d).update(full_name="alpha/x/../../etc"),
+        "case alpha__navamai: full_name: expected owner/name, got 'alpha/x/../../etc'",
+    ),
+    "id with a separator": (
+        lambda d: _case(d).update(id="alpha__a b"),
+        "case alpha__a b: id: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got 'alpha__a b'",
+    ),
+    "empty test command": (
+        lambda d: _case(d).update(test_cmd="   "),
+        "case alpha__navamai: test_cmd: expected a command, got an empty one",
+    ),
+    "unsplittable install command": (
+        lambda d: _case(d).update(install=["uv pip install 'pytest"]),
+        "case alpha__navamai: install.0: cannot be split into words (No closing quotation): \"uv pip install 'pytest\"",
+    ),
+    "absolute key path": (
+        lambda d: _case(d)["ground_truth"]["call_sites"][0].update(path="/etc/passwd"),
+        "case alpha__navamai: ground_truth.call_sites.0.path: expected a path relative to the checkout, without .., got '/etc/passwd'",
+    ),
+    "key path that climbs out": (
+        lambda d: _case(d)["ground_truth"]["must_not_report"].append({"path": "src/../../x.py", "line": 1, "why": "x"}),
+        "case alpha__navamai: ground_truth.must_not_report.0.path: expected a path relative to the checkout, without .., got 'src/../../x.py'",
+    ),
+    "repo that is a git option": (
+        lambda d: _case(d).update(repo="--upload-pack=touch /tmp/pwned"),
+        "case alpha__navamai: repo: expected an https:// or file:// URL, got '--upload-pack=touch /tmp/pwned'",
+    ),
+    "repo over ssh": (
+        lambda d: d["controls"][0].update(repo="ext::sh -c touch% /tmp/pwned"),
+        "control gamma__migrated: repo: expected an https:// or file:// URL, got 'ext::sh -c touch% /tmp/pwned'",
+    ),
+    "long value is cut": (
+        lambda d: _case(d).update(sha="f" * 500),
+        "case alpha__navamai: sha: expected a full 40-hex lowercase commit SHA, got '" + "f" * 76 + "...",
     ),
     "unknown pack": (
         lambda d: _case(d).update(change="something-else"),
@@ -175,6 +239,40 @@ def test_a_bad_case_file_stops_collection_with_one_line_per_problem(pytester: py
     assert f"cases/cases.yaml: {message}" in text
     assert "Traceback" not in text and "ValidationError" not in text
     assert "::" not in result.stdout.str()
+
+
+RAW_FILES = {
+    "not utf-8": (b"round: 2\ncases: []\nnotes: caf\xe9\n", "cases/cases.yaml: is not UTF-8 text (line 3, byte"),
+    "alias bomb": (
+        b"round: 2\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ncases: [*d]\n",
+        "cases/cases.yaml: is not valid YAML (line 2): an alias (*name) is not allowed in a case file",
+    ),
+    "duplicate key": (
+        b"round: 2\nround: 3\nreviewer: t\n",
+        "cases/cases.yaml: is not valid YAML (line 2): duplicate key 'round' in one mapping",
+    ),
+    "deep nesting": (b"round: " + b"[" * 5000 + b"]" * 5000 + b"\n", "cases/cases.yaml: is"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RAW_FILES))
+def test_a_hostile_case_file_is_one_line_and_touches_nothing(pytester: pytest.Pytester, name: str) -> None:
+    content, message = RAW_FILES[name]
+    (pytester.path / "cases").mkdir()
+    (pytester.path / "cases" / "cases.yaml").write_bytes(content)
+    results = pytester.path / "results"
+    results.mkdir()
+    (results / "BENCHMARK_RESULTS.md").write_text("kept\n", encoding="utf-8")
+    result = pytester.runpytest("--bench-round=2", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stderr.str()
+    assert message in text
+    assert "Traceback" not in text and "RecursionError" not in text
+    problem_lines = [line for line in text.splitlines() if "cases.yaml" in line]
+    assert len(problem_lines) == 1 and len(problem_lines[0]) < 400
+    assert sorted(p.name for p in results.iterdir()) == ["BENCHMARK_RESULTS.md"]
+    assert (results / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8") == "kept\n"
 
 
 def test_every_problem_is_reported_at_once(pytester: pytest.Pytester) -> None:
