@@ -20,7 +20,9 @@ ERROR_REASONS: tuple[str, ...] = (
     "run_folder_unreadable",
     "program_refused",
     "harness_crashed",
-    "not_implemented",
+    "suite_crashed",
+    "worker_lost",
+    "interrupted",
 )
 
 

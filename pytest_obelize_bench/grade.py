@@ -122,6 +122,7 @@ def grade(
         false_positive=_total(found) - true_positive,
         missed_call_site=_total(key) - true_positive,
         forbidden_reported=sum(1 for finding in artefacts.findings if (finding.path, finding.line) in forbidden),
+        manifest_reported=sum(1 for finding in artefacts.findings if finding.kind == "manifest"),
         patch_applied=bool(artefacts.written),
         patch_compiles=patch_compiles,
         unmigrated=unmigrated,

@@ -45,6 +45,8 @@ class Measurements(_Model):
     false_positive: int | None = None
     missed_call_site: int | None = None
     forbidden_reported: int | None = None
+    #: findings of kind ``manifest`` (dependency pins): what a negative control must not report either.
+    manifest_reported: int | None = None
     patch_applied: bool | None = None
     patch_compiles: bool | None = None
     unmigrated: int | None = None

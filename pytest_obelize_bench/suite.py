@@ -199,8 +199,9 @@ def run_suite(
     """Run one test phase as step ``number`` named ``phase``; its exit code is a measurement.
 
     ``not_run`` without a test command.  The report ``<junit_dir>/<phase>.xml`` is deleted first
-    so a previous run's report is never read.  A command that could not be started is
-    inconclusive (it says nothing about the code), like a timeout.
+    so a previous run's report is never read.  A suite that outlasts its limit, or whose program
+    cannot be started, is a timeout or crash at a step: the case measured nothing, so it is a
+    ``CaseError`` (``timeout``, or ``suite_crashed``) and never a status.
     """
     if test_cmd is None:
         return SuiteResult(status="not_run")
@@ -210,16 +211,17 @@ def run_suite(
     _remove_stale(junit)
     argv, is_pytest = suite_argv(test_cmd, interpreter=interpreter, junit=junit)
     completed = runner.run(number, phase, argv, timeout=timeout, cwd=cwd)
-    counts = junit_counts(junit)
+    if completed.timed_out:
+        raise CaseError(phase, "timeout", f"the {phase} suite outlasted {timeout:g}s")
     if completed.launch_error is not None:
-        status = "inconclusive"
-    else:
-        status = suite_status(
-            is_pytest=is_pytest,
-            exit_code=completed.exit_code,
-            timed_out=completed.timed_out,
-            junit_errors=None if counts is None else counts[3],
-        )
+        raise CaseError(phase, "suite_crashed", f"the {phase} suite could not be started: {completed.launch_error}"[:300])
+    counts = junit_counts(junit)
+    status = suite_status(
+        is_pytest=is_pytest,
+        exit_code=completed.exit_code,
+        timed_out=False,
+        junit_errors=None if counts is None else counts[3],
+    )
     if counts is None:
         return SuiteResult(status=status)  # type: ignore[arg-type]
     passed, failed, skipped, errors = counts
@@ -236,15 +238,18 @@ def compile_written(
 ) -> bool | None:
     """Whether every ``.py`` file the run wrote compiles under the case interpreter (step 6).
 
-    None when no ``.py`` file was written.  The interpreter runs isolated (``-I``: no user site,
+    None only when the run wrote nothing at all; True when it wrote files but no ``.py`` file
+    (nothing it wrote fails to compile).  The interpreter runs isolated (``-I``: no user site,
     no PYTHON* variables, the checkout not on sys.path) and ``-B``, and only calls ``compile()`` on
     each file's bytes, so nothing of the repository is imported and no bytecode is written.
     A timeout is ``CaseError("compile", "timeout")`` and an interpreter that cannot start is
     ``CaseError("compile", "venv_failed")``: neither says the patch does not compile.
     """
+    if not written:
+        return None
     files = [path for path in written if path.endswith(".py")]
     if not files:
-        return None
+        return True
     for path in files:
         problem = path_problem(path)
         if problem is not None:

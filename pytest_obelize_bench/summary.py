@@ -39,7 +39,7 @@ from pytest_obelize_bench.record import (
     write_atomically,
 )
 from pytest_obelize_bench.stats import Rate, mcnemar_exact, rate_of
-from pytest_obelize_bench.tiers import ceiling
+from pytest_obelize_bench.tiers import ceiling, control_held
 
 __all__ = [
     "DOCUMENT_NAME",
@@ -192,15 +192,10 @@ def _rate_rows(entries: Sequence[_Entry]) -> list[tuple[str, str, Rate]]:
 
 
 def _control_held(record: Record | None) -> bool | None:
-    """Whether a negative control held: no finding and nothing applied. None when unknown."""
-    if record is None or record.error is not None:
+    """Whether a negative control held (``tiers.control_held``); None without a record."""
+    if record is None:
         return None
-    m = record.measurements
-    if (m.detected or 0) > 0 or (m.false_positive_edit or 0) > 0 or m.patch_applied is True:
-        return False
-    if m.detected is None or m.false_positive_edit is None:
-        return None
-    return True
+    return control_held(record.error, record.measurements)
 
 
 # -- the figures: computed once, rendered three ways ----------------------------------------
@@ -521,7 +516,9 @@ def _held_text(held: bool | None, record: Record | None) -> str:
     if record is None:
         return NOT_RUN
     if held is None:
-        return "unknown (errored)" if record.error is not None else "unknown"
+        if record.error is not None:
+            return "unknown (errored)"
+        return "unknown (pins not counted)" if record.measurements.manifest_reported is None else "unknown"
     return "yes" if held else "no"
 
 
@@ -530,7 +527,8 @@ def _control_section(f: _Figures) -> list[str]:
         "#### Negative controls",
         "",
         "Each must produce no call site and no pin, and none is in any rate above. It held when its",
-        "record shows no finding, no applied edit and no error.",
+        "record shows no call-site finding, no manifest (pin) finding, no applied edit and no error;",
+        "a record that does not count manifest findings cannot show that it held.",
         "",
     ]
     if not f.controls:
@@ -775,6 +773,37 @@ def rounds_on_disk(results_dir: Path, case_file: CaseFile) -> list[int]:
     return sorted(found)
 
 
+#: The largest collected error-analysis file read for pin counts.
+MAX_COLLECTED_BYTES = 20 * 1024 * 1024
+
+
+def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, Record]:
+    """Fill ``manifest_reported`` of records that predate it from the round's collected scan rows.
+
+    Round 1's records do not count manifest findings, but its collected file
+    (``results/errors/round-1.json``) lists every finding of every case, so a control's
+    "no pin" can still be shown rather than assumed.  Records on disk are not changed.
+    """
+    missing = [case for case, record in records.items() if record.measurements.manifest_reported is None]
+    if not missing or collected.is_symlink() or not collected.is_file() or collected.stat().st_size > MAX_COLLECTED_BYTES:
+        return records
+    try:
+        rows = json.loads(collected.read_text(encoding="utf-8")).get("cases", {})
+    except (OSError, ValueError, AttributeError):
+        return records
+    filled = dict(records)
+    for case in missing:
+        row = rows.get(case) if isinstance(rows, dict) else None
+        findings = row.get("findings") if isinstance(row, dict) else None
+        if not isinstance(findings, list) or records[case].error is not None:
+            continue
+        pins = sum(1 for finding in findings if isinstance(finding, dict) and finding.get("kind") == "manifest")
+        record = records[case]
+        measurements = record.measurements.model_copy(update={"manifest_reported": pins})
+        filled[case] = record.model_copy(update={"measurements": measurements})
+    return filled
+
+
 def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
     """Round n's records, with the case file's rows.
 
@@ -782,7 +811,7 @@ def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
     shows as not run. An earlier round is the cases it has records for, so a case added since
     does not appear in a round it was never part of.
     """
-    records = read_round(Path(results_dir) / f"round-{n}")
+    records = _with_pin_counts(read_round(Path(results_dir) / f"round-{n}"), Path(results_dir) / "errors" / f"round-{n}.json")
     if n < case_file.round:
         cases = [case for case in case_file.cases if case.id in records]
     else:

@@ -65,6 +65,23 @@ def tier(error: ErrorInfo | None, m: Measurements) -> str:
     return "patched_unverified"
 
 
+def control_held(error: ErrorInfo | None, m: Measurements) -> bool | None:
+    """Whether a negative control held: the scan reported no call site and no pin, nothing applied.
+
+    None when that is not known: an errored record, or one that does not count what it would
+    need to (round 1's records predate ``manifest_reported``).
+    """
+    if error is not None:
+        return None
+    if (m.detected or 0) > 0 or (m.manifest_reported or 0) > 0 or (m.false_positive_edit or 0) > 0:
+        return False
+    if m.patch_applied is True:
+        return False
+    if m.detected is None or m.manifest_reported is None or m.false_positive_edit is None or m.patch_applied is None:
+        return None
+    return True
+
+
 def ceiling(case: Case) -> str | None:
     """What caps a case below ``verified_success`` before it runs, from its key alone; None if nothing."""
     truth = case.ground_truth

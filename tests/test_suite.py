@@ -326,14 +326,20 @@ def test_exit_2_without_errors_is_inconclusive(tmp_path: Path) -> None:
     assert phase(runner, tmp_path, "pytest").status == "inconclusive"
 
 
-def test_a_timeout_is_inconclusive(tmp_path: Path) -> None:
+def test_a_suite_timeout_errors_the_case(tmp_path: Path) -> None:
+    # A timeout at a step measured nothing: the protocol's error tier, not an inconclusive status.
     runner = FakeRunner(lambda argv: Done(exit_code=124, timed_out=True))
-    assert phase(runner, tmp_path, "pytest") == SuiteResult(status="inconclusive")
+    with pytest.raises(CaseError) as failed:
+        phase(runner, tmp_path, "pytest")
+    assert (failed.value.step, failed.value.reason) == ("baseline", "timeout")
 
 
-def test_a_command_that_cannot_start_is_inconclusive(tmp_path: Path) -> None:
+def test_a_suite_that_cannot_start_errors_the_case(tmp_path: Path) -> None:
     runner = FakeRunner(lambda argv: Done(exit_code=127, launch_error="cannot run make: not found"))
-    assert phase(runner, tmp_path, "make test") == SuiteResult(status="inconclusive")
+    with pytest.raises(CaseError) as failed:
+        phase(runner, tmp_path, "make test")
+    assert (failed.value.step, failed.value.reason) == ("baseline", "suite_crashed")
+    assert "cannot run make: not found" in failed.value.detail
 
 
 def test_a_real_suite(tmp_path: Path) -> None:
@@ -350,10 +356,11 @@ def test_a_real_suite(tmp_path: Path) -> None:
 # -- compile_written ------------------------------------------------------------------------
 
 
-def test_nothing_python_written_is_null() -> None:
+def test_compiles_is_null_only_when_nothing_was_written() -> None:
     runner = FakeRunner()
     assert compile_written(runner, interpreter=INTERP, checkout=Path("/c"), written=[]) is None
-    assert compile_written(runner, interpreter=INTERP, checkout=Path("/c"), written=["requirements.txt"]) is None
+    # A run that wrote only a manifest wrote no .py file that fails to compile.
+    assert compile_written(runner, interpreter=INTERP, checkout=Path("/c"), written=["requirements.txt"]) is True
     assert runner.calls == []
 
 

@@ -12,6 +12,7 @@ import pytest
 from pytest_obelize_bench.cases import (
     CallSite,
     Case,
+    CaseFile,
     GroundTruth,
     Retired,
     Review,
@@ -275,7 +276,10 @@ def test_splits_come_from_the_rounds_records_not_the_case_file() -> None:
 
 def test_control_flag_comes_from_the_record() -> None:
     cases = [make_case("x", "dev"), make_case("y", "dev")]
-    records = {"x": make_record("x", "unsupported", control=True, detected=0, patch_applied=False), "y": make_record("y")}
+    records = {
+        "x": make_record("x", "unsupported", control=True, detected=0, manifest_reported=0, patch_applied=False),
+        "y": make_record("y"),
+    }
     block = render_round_block(RoundData(round=1, cases=cases, records=records))
     assert "| Graded cases (n) | 1 |" in block
     assert "| Negative controls | 1 |" in block
@@ -310,7 +314,9 @@ def test_controls_suites_and_errors() -> None:
         "boom": make_record(
             "boom", "error", error=ErrorInfo(step="install", reason="install_failed", detail="exit 1 | see log")
         ),
-        "ctl1": make_record("ctl1", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False),
+        "ctl1": make_record(
+            "ctl1", "unsupported", control=True, detected=0, manifest_reported=0, false_positive_edit=0, patch_applied=False
+        ),
         "ctl2": make_record("ctl2", "wrong", control=True, detected=2, false_positive_edit=1),
     }
     block = render_round_block(RoundData(round=1, cases=cases, records=records))
@@ -324,6 +330,36 @@ def test_controls_suites_and_errors() -> None:
     errors = section(block, "What errored")
     assert "| `boom` | install | install_failed | exit 1 \\| see log |" in errors
     assert "| Cases | all | 2 | 1 |" in block  # an errored case stays in n
+
+
+def test_a_control_that_reports_a_pin_did_not_hold_and_an_uncounted_one_is_unknown() -> None:
+    cases = [make_case("pin", control=True), make_case("old", control=True)]
+    records = {
+        "pin": make_record(
+            "pin", "unsupported", control=True, detected=0, manifest_reported=1, false_positive_edit=0, patch_applied=False
+        ),
+        "old": make_record("old", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False),
+    }
+    controls = section(render_round_block(RoundData(round=1, cases=cases, records=records)), "Negative controls")
+    assert "| `pin` | already-migrated | 0 | 0 | `unsupported` | no |" in controls
+    assert "| `old` | already-migrated | 0 | 0 | `unsupported` | unknown (pins not counted) |" in controls
+    assert "Held: 0 of 2 controls with a record" in controls
+
+
+def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
+    from pytest_obelize_bench.summary import load_round
+
+    (tmp_path / "round-1").mkdir()
+    record = make_record("ctl", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False)
+    (tmp_path / "round-1" / "ctl.json").write_text(record.to_json(), encoding="utf-8")
+    case_file = CaseFile(path=tmp_path / "c.yaml", round=2, from_version="0.8.6", to_version="2.24.0",
+                         cases=(make_case("ctl", control=True),), split_moves=())
+    assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported is None
+    (tmp_path / "errors").mkdir()
+    findings = [{"path": "requirements.txt", "line": 1, "kind": "manifest", "symbol": "google-generativeai"}]
+    (tmp_path / "errors" / "round-1.json").write_text(json.dumps({"cases": {"ctl": {"findings": findings}}}))
+    assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported == 1
+    assert json.loads((tmp_path / "round-1" / "ctl.json").read_text())["measurements"].get("manifest_reported") is None
 
 
 def test_no_suite_table_when_no_suite_ran() -> None:

@@ -301,3 +301,21 @@ def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
         tier(None, Measurements(patch_applied=True, unmigrated=None))
     with pytest.raises(ValueError):
         tier(None, Measurements())
+
+
+@pytest.mark.parametrize(
+    ("fields", "held"),
+    [
+        ({"detected": 0, "manifest_reported": 0, "false_positive_edit": 0, "patch_applied": False}, True),
+        ({"detected": 0, "manifest_reported": 1, "false_positive_edit": 0, "patch_applied": False}, False),
+        ({"detected": 1, "manifest_reported": 0, "false_positive_edit": 0, "patch_applied": False}, False),
+        ({"detected": 0, "manifest_reported": 0, "false_positive_edit": 0, "patch_applied": True}, False),
+        ({"detected": 0, "manifest_reported": None, "false_positive_edit": 0, "patch_applied": False}, None),
+        ({"detected": None, "manifest_reported": 0, "false_positive_edit": 0, "patch_applied": False}, None),
+    ],
+)
+def test_a_control_holds_only_with_no_call_site_and_no_pin(fields: dict, held: bool | None) -> None:
+    from pytest_obelize_bench.tiers import control_held
+
+    assert control_held(None, Measurements(**fields)) is held
+    assert control_held(ErrorInfo(step="fix", reason="obelize_failed", detail="x"), Measurements(**fields)) is None
