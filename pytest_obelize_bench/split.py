@@ -90,13 +90,14 @@ def _check_members(members: Sequence[SplitMember]) -> None:
         seen_names.add(member.full_name)
 
 
-def _stratum_holdout_owners(stratum: Sequence[SplitMember]) -> set[str]:
+def _stratum_holdout_owners(stratum: Sequence[SplitMember], already: set[str]) -> set[str]:
+    """Owners this stratum adds to the holdout; owners of ``already`` are in it whole and count."""
     cases_per_owner: dict[str, int] = {}
     for member in stratum:
         cases_per_owner[member.owner] = cases_per_owner.get(member.owner, 0) + 1
     target = _holdout_target(len(stratum))
-    chosen: set[str] = set()
-    held = 0
+    chosen: set[str] = set(already)
+    held = sum(count for owner, count in cases_per_owner.items() if owner in already)
     for member in sorted(stratum, key=_order_key):
         if held >= target:
             break
@@ -105,7 +106,7 @@ def _stratum_holdout_owners(stratum: Sequence[SplitMember]) -> set[str]:
         chosen.add(member.owner)
         # An owner enters whole, so every one of its cases in this stratum counts.
         held += cases_per_owner[member.owner]
-    return chosen
+    return chosen - already
 
 
 def compute_split(members: Sequence[SplitMember]) -> dict[str, str]:
@@ -114,18 +115,17 @@ def compute_split(members: Sequence[SplitMember]) -> dict[str, str]:
     Strata are handled separately, testable first. Within a stratum, owners are visited in the
     order of their repositories' sha256(full_name) hex digests, and each visited owner goes into
     the holdout with all of its cases in that stratum, until the holdout holds at least
-    ceil(n/3) of the stratum's n cases. The result depends only on the members, never on the order
-    they were given in. Duplicate ids or repository names raise ValueError: a case counted twice
+    ceil(n/3) of the stratum's n cases. An owner is whole across strata too: one taken into the
+    holdout in the testable stratum takes its cases of the other stratum with it, and they count
+    there. The result depends only on the members, never on the order they were given in. Duplicate ids or repository names raise ValueError: a case counted twice
     would move the threshold.
     """
     _check_members(members)
-    sides: dict[str, str] = {}
+    holdout_owners: set[str] = set()
     for testable in (True, False):
         stratum = [m for m in members if m.testable is testable]
-        holdout_owners = _stratum_holdout_owners(stratum)
-        for member in stratum:
-            sides[member.id] = HOLDOUT if member.owner in holdout_owners else DEV
-    return dict(sorted(sides.items()))
+        holdout_owners |= _stratum_holdout_owners(stratum, holdout_owners)
+    return dict(sorted((m.id, HOLDOUT if m.owner in holdout_owners else DEV) for m in members))
 
 
 def split_differences(

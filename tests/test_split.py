@@ -158,29 +158,48 @@ def test_properties_on_random_inputs(seed: int) -> None:
     members = _random_members(rng)
     sides = compute_split(members)
     assert set(sides) == {m.id for m in members}
-    for stratum in (True, False):
-        group = [m for m in members if m.testable is stratum]
-        if not group:
-            continue
-        # Whole owners on one side.
-        by_owner: dict[str, set[str]] = {}
-        for m in group:
-            by_owner.setdefault(m.owner, set()).add(sides[m.id])
-        assert all(len(s) == 1 for s in by_owner.values()), by_owner
-        # At least a third held out.
-        held = [m for m in group if sides[m.id] == "holdout"]
+    # Whole owners on one side, across both strata.
+    by_owner: dict[str, set[str]] = {}
+    for m in members:
+        by_owner.setdefault(m.owner, set()).add(sides[m.id])
+    assert all(len(s) == 1 for s in by_owner.values()), by_owner
+    held_owners = {m.owner for m in members if sides[m.id] == "holdout"}
+
+    def first_owners(group: list[SplitMember], already: set[str]) -> list[str]:
+        """The shortest hash-ordered run of new owners that brings the stratum to a third."""
         target = math.ceil(len(group) / 3)
-        assert len(held) >= target
-        # The held owners are the first owners in hash order, and no more than needed.
-        order: list[str] = []
+        count = sum(1 for m in group if m.owner in already)
+        taken: list[str] = []
         for m in sorted(group, key=lambda x: digest(x.full_name)):
-            if m.owner not in order:
-                order.append(m.owner)
-        held_owners = {m.owner for m in held}
-        prefix = order[: len(held_owners)]
-        assert set(prefix) == held_owners
-        without_last = [m for m in group if m.owner in set(prefix[:-1])]
-        assert len(without_last) < target
+            if count >= target:
+                break
+            if m.owner in already or m.owner in taken:
+                continue
+            taken.append(m.owner)
+            count += sum(1 for other in group if other.owner == m.owner)
+        return taken
+
+    testable = [m for m in members if m.testable]
+    untestable = [m for m in members if not m.testable]
+    first = first_owners(testable, set())
+    second = first_owners(untestable, set(first))
+    assert held_owners == set(first) | set(second)
+    for group in (testable, untestable):
+        if group:  # at least a third of each stratum held out
+            assert sum(sides[m.id] == "holdout" for m in group) >= math.ceil(len(group) / 3)
+    # An owner the second stratum adds takes its testable cases along, never the reverse split.
+    for owner in set(second):
+        assert all(sides[m.id] == "holdout" for m in testable if m.owner == owner)
+
+
+def test_an_owner_with_cases_in_both_strata_is_never_split() -> None:
+    # Found by hash order in the testable stratum, the owner takes its untestable case along.
+    members = [member("zed/tested", testable=True), member("zed/plain", testable=False)]
+    members += [member(f"o{i}/r", testable=False) for i in range(5)]
+    sides = compute_split(members)
+    assert sides["zed__tested"] == sides["zed__plain"] == "holdout"
+    untestable = [m for m in members if not m.testable]
+    assert sum(sides[m.id] == "holdout" for m in untestable) >= math.ceil(len(untestable) / 3)
 
 
 # --- differences between the file and the rule -------------------------------------------------
