@@ -33,6 +33,8 @@ class RoundContext:
     tool: dict[str, Any] | None = None
     packs: dict[str, dict[str, Any]] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)
+    #: seconds per step name (``limits.DEFAULT_LIMITS`` with ``--bench-step-timeout`` over them)
+    step_limits: dict[str, float] = field(default_factory=dict)
 
     @property
     def round_label(self) -> str:

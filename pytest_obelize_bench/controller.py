@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_obelize_bench.cases import Case
 from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.record import (
     TIERS,
@@ -34,31 +35,58 @@ class Controller:
         self.gated: list[str] = []
         self.round_lines: list[str] = []
         self.summary_error: str | None = None
+        from pytest_obelize_bench.missing import Watch
+        from pytest_obelize_bench.plugin import COLLECT_PATHS_KEY
+
+        cases = {case.id: case for found in config.stash.get(COLLECT_PATHS_KEY, {}).values() for case in found}
+        self.watch = Watch(cases)
+        self.interrupted_missing: int | None = None
 
     @property
     def writes_results(self) -> bool:
         return self.context.mode == "round"
 
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        self.watch.start(nodeid)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         text = getattr(report, "bench_record", None)
         if text is None:
+            lost = self.watch.lost(report.nodeid, report.when, report.longrepr)
+            if lost is not None:
+                case, reason, detail = lost
+                self._write_lost(case, reason, detail)
             return
         try:
             record = parse_record(text, report.nodeid)
         except RecordError as exc:
             self.unreadable.append(str(exc))
             return
+        self._accept(record, getattr(report, "bench_artefacts", None))
+
+    def _write_lost(self, case: Case, reason: str, detail: str) -> None:
+        from pytest_obelize_bench.missing import lost_record
+
+        self._accept(lost_record(case, self.context, step="harness", reason=reason, detail=detail), None)
+
+    def _accept(self, record: Record, artefacts: str | None) -> None:
+        self.watch.record(record.case)
         self.records[record.case] = record
         if self.writes_results:
             path = self.context.round_results / f"{record.case}.json"
             write_atomically(path, record.to_json())
             self.written.append(path)
-            artefacts = getattr(report, "bench_artefacts", None)
             if artefacts:
                 write_atomically(self.context.round_results / "artefacts" / f"{record.case}.json", artefacts)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        for case in self.watch.unfinished():
+            reason = "interrupted" if interrupted else "harness_crashed"
+            self._write_lost(case, reason, "the session ended while this case ran; finished records are kept")
+        if interrupted:
+            self.interrupted_missing = len(set(self.watch.cases) - set(self.records))
         if self.writes_results and self.records:
             self._finish_round(write=not self.config.getoption("--bench-no-summary"))
         self.gated = sorted(case for case, record in self.records.items() if record.tier in self.gate)
@@ -87,7 +115,7 @@ class Controller:
     # -- terminal ---------------------------------------------------------------------
 
     def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
-        if not self.records and not self.unreadable:
+        if not self.records and not self.unreadable and self.interrupted_missing is None:
             return
         terminal.write_sep("=", "obelize-bench")
         if list_tiers:
@@ -103,6 +131,12 @@ class Controller:
             counts = {tier: sum(r.tier == tier for r in self.records.values()) for tier in TIERS}
             terminal.write_line(
                 "fixtures: " + ", ".join(f"{n} {tier}" for tier, n in counts.items() if n) + " (nothing written under results/)"
+            )
+        if self.interrupted_missing is not None:
+            terminal.write_line(
+                f"the round was interrupted: {self.interrupted_missing} of {len(self.watch.cases)} cases have no record",
+                red=True,
+                bold=True,
             )
         for problem in self.unreadable:
             terminal.write_line(f"unreadable record: {problem}", red=True)

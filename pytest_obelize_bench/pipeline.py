@@ -35,12 +35,6 @@ from pytest_obelize_bench.record import (
     differences,
 )
 
-FETCH_TIMEOUT_S = 300
-VENV_TIMEOUT_S = 300
-INSTALL_TIMEOUT_S = 900
-FIX_TIMEOUT_S = 900
-COMPILE_TIMEOUT_S = 120
-TEST_TIMEOUT_S = 600
 #: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
 FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
 
@@ -77,6 +71,12 @@ class CaseRun:
     def checkout(self) -> Path:
         return self.workspace.checkout
 
+    def limit(self, step: str) -> float:
+        """The step's time limit for this round (``--bench-step-timeout`` over the defaults)."""
+        from pytest_obelize_bench.limits import limit
+
+        return limit(self.context.step_limits, step)
+
     def attempt(self, stage: Callable[[], None]) -> CaseRun:
         """Run a stage unless an earlier one failed; turn any failure into this case's error."""
         if self.error is not None:
@@ -85,10 +85,20 @@ class CaseRun:
             stage()
         except CaseError as exc:
             self.error = exc
-        except Exception as exc:  # a harness bug: still a record, and a visible pytest failure
+        except KeyboardInterrupt:
+            raise  # Ctrl-C or SIGTERM: the controller records the running case as interrupted
+        except BaseException as exc:  # a harness bug, or pytest-timeout: still a record
+            if _is_pytest_timeout(exc):
+                self.error = CaseError("harness", "timeout", "pytest-timeout ended the item; its step was killed")
+                return self
             self.error = CaseError("harness", "harness_crashed", f"{type(exc).__name__}: {exc}"[:500])
             self.crash = traceback.format_exc()
         return self
+
+
+def _is_pytest_timeout(exc: BaseException) -> bool:
+    """pytest-timeout's signal method fails the item with ``pytest.fail("Timeout (>Ns) ...")``."""
+    return isinstance(exc, pytest.fail.Exception) and "pytest-timeout" in str(exc)
 
 
 def _utc_now() -> str:
@@ -168,7 +178,7 @@ def stage_checkout(run: CaseRun) -> CaseRun:
             cache=Path(run.context.repo_cache) if run.context.repo_cache else None,
             owner=owner,
             name=name,
-            timeout=FETCH_TIMEOUT_S,
+            timeout=run.limit("fetch"),
         )
 
     return run.attempt(stage)
@@ -200,6 +210,7 @@ def stage_venv(run: CaseRun) -> CaseRun:
             policy=run.context.interpreter_policy,
             venv=venv,
             search_path=[Path(p) for p in run.context.python_search],
+            timeout=run.limit("venv"),
         )
         run.env = case_environment(run.env, venv)
         run.runner.env = run.env
@@ -222,7 +233,7 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
             case.install,
             interpreter=run.interpreter.executable,
             checkout=run.checkout,
-            timeout=INSTALL_TIMEOUT_S,
+            timeout=run.limit("install"),
         )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
         run.sdk_from = install_pinned(
@@ -232,7 +243,7 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
             distribution=legacy,
             version=case.from_version or "",
             interpreter=run.interpreter.executable,
-            timeout=INSTALL_TIMEOUT_S,
+            timeout=run.limit("install"),
         )
 
     return run.attempt(stage)
@@ -251,7 +262,7 @@ def _suite(run: CaseRun, phase: str, number: int) -> SuiteResult:
         test_cmd=run.case.test_cmd,
         interpreter=run.interpreter.executable,
         junit_dir=run.workspace.logs / "junit",
-        timeout=TEST_TIMEOUT_S,
+        timeout=run.limit(phase),
         cwd=run.checkout,
     )
 
@@ -274,7 +285,7 @@ def run_steps(run: CaseRun) -> None:
     def fix() -> None:
         tool = ToolInfo.from_json(json.dumps(run.context.tool))
         run.artefacts, run.runtime_seconds = run_fix(
-            run.runner, tool, checkout=run.checkout, pack=case.pack, timeout=FIX_TIMEOUT_S
+            run.runner, tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix")
         )
         copy_artefacts(
             locate_run_folder(run.checkout), run.workspace.artefacts, publish_patch=patch_publishable(case.license)
@@ -286,7 +297,7 @@ def run_steps(run: CaseRun) -> None:
             interpreter=run.interpreter.executable,
             checkout=run.checkout,
             written=run.artefacts.written,
-            timeout=COMPILE_TIMEOUT_S,
+            timeout=run.limit("compile"),
         )
 
     def new_sdk() -> None:
@@ -302,7 +313,7 @@ def run_steps(run: CaseRun) -> None:
             distribution=new,
             version=case.to_version or "",
             interpreter=run.interpreter.executable,
-            timeout=INSTALL_TIMEOUT_S,
+            timeout=run.limit("install"),
         )
         run.packages_sha256 = packages_digest(run.runner, interpreter=run.interpreter.executable, checkout=run.checkout)
 

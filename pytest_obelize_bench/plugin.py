@@ -68,6 +68,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--exclude-newer", metavar="UTC", help="resolve every install as of this UTC time (replays an earlier round)")
     group.addoption("--obelize", metavar="SPEC", help="the tool under test: a requirement (obelize==0.7.0) or a path to an obelize checkout")
+    group.addoption(
+        "--bench-step-timeout",
+        metavar="LIMITS",
+        help="step time limits in seconds, e.g. suite=900,install=1200 (names: fetch, venv, install, baseline, "
+        "after, suite, fix, compile; defaults 300, 300, 900, 600, 600, 600, 900, 120)",
+    )
     group.addoption("--bench-allow-dirty", action="store_true", help="run a round on an uncommitted project tree (the records say so)")
     group.addoption("--bench-no-summary", action="store_true", help="do not rewrite the round's block of BENCHMARK_RESULTS.md")
     group.addoption(
@@ -104,6 +110,7 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = _bench_mode(config)
     if mode is None:
         return
+    _terminate_as_interrupt()
     if config.getoption(OPTION_FIXTURES) and config.getoption(OPTION_ROUND) is not None:
         raise pytest.UsageError("--bench-round and --fixtures-only are different runs; give one of them")
 
@@ -133,6 +140,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
         context = RoundContext.from_json(config.workerinput[WORKERINPUT_KEY])  # type: ignore[attr-defined]
     config.stash[CONTEXT_KEY] = context
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM ends a benchmark session the way Ctrl-C does, on the controller and on workers.
+
+    The KeyboardInterrupt unwinds through the running step, whose executor kills its process
+    group; the controller keeps every finished record and records the running case as
+    interrupted.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -99,6 +99,12 @@ def build_context(
         exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
     except ValueError as exc:
         raise pytest.UsageError(f"--exclude-newer: {exc}") from None
+    from pytest_obelize_bench.limits import LimitError, parse_limits
+
+    try:
+        step_limits = parse_limits(config.getoption("--bench-step-timeout"))
+    except LimitError as exc:
+        raise pytest.UsageError(str(exc)) from None
     spec = config.getoption("--obelize")
     if mode == "fixtures" and spec:
         raise pytest.UsageError("--fixtures-only runs the obelize installed beside the harness; --obelize does not apply")
@@ -131,6 +137,7 @@ def build_context(
         tool=tool_json,
         packs=packs,
         harness=harness,
+        step_limits=step_limits,
     )
 
 
