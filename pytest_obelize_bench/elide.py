@@ -15,7 +15,16 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-LABELS: tuple[str, ...] = ("<case>", "<logs>", "<work>", "<repo>", "<harness-python>", "<harness-uv>")
+LABELS: tuple[str, ...] = (
+    "<case>",
+    "<logs>",
+    "<work>",
+    "<repo>",
+    "<harness-python>",
+    "<harness-uv>",
+    "<uv-cache>",
+    "<harness-home>",
+)
 
 
 def spellings(path: os.PathLike[str] | str) -> list[str]:
@@ -62,3 +71,31 @@ class Elider:
     def argv(self, seq: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
         """Each argument elided, as a tuple."""
         return tuple(self.text(os.fspath(arg)) for arg in seq)
+
+
+#: An environment value longer than this is treated as a possible secret in public text.
+SECRET_MIN_CHARS = 9
+#: How long a public error detail may be.
+DETAIL_CHARS = 200
+REDACTED = "<redacted>"
+
+
+def redact(text: str, environ: Iterable[tuple[str, str]], *, min_chars: int = SECRET_MIN_CHARS) -> str:
+    """``text`` with the value of every harness environment variable of ``min_chars`` or more hidden.
+
+    A failing install can echo a token or a machine path it was given; the value is what leaks,
+    whatever the variable is called, so every long value is replaced, the longest first.
+    """
+    values = sorted({value for _, value in environ if len(value) >= min_chars}, key=len, reverse=True)
+    if not values:
+        return text
+    pattern = re.compile("|".join(re.escape(value) for value in values))
+    return pattern.sub(REDACTED, text)
+
+
+def public_detail(detail: str, elider: Elider | None, environ: Iterable[tuple[str, str]]) -> str:
+    """An error detail fit for a published record: harness paths labelled, secrets hidden, bounded."""
+    text = elider.text(detail) if elider is not None else detail
+    text = redact(text, environ)
+    text = " ".join(text.split())
+    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 3] + "..."

@@ -35,6 +35,8 @@ from pytest_obelize_bench.record import (
     differences,
 )
 
+#: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish.
+MAX_GRADED_FACTS_BYTES = 5_000_000
 #: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
 FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
 
@@ -133,6 +135,9 @@ def start_case(case: Case, context: RoundContext) -> CaseRun:
                 ("<repo>", Path(context.project_root)),
                 ("<harness-python>", Path(sys.executable)),
                 ("<harness-uv>", Path(uv_binary())),
+                *[("<uv-cache>", Path(p)) for p in (os.environ.get("UV_CACHE_DIR"), context.uv_cache) if p],
+                # Last and shortest: the harness's HOME holds pyenv's interpreters and its tools.
+                ("<harness-home>", Path.home()),
             ]
         )
         # UV_SYSTEM_CERTS: uv trusts the operating system's certificates, so an install works
@@ -290,6 +295,17 @@ def run_steps(run: CaseRun) -> None:
         copy_artefacts(
             locate_run_folder(run.checkout), run.workspace.artefacts, publish_patch=patch_publishable(case.license)
         )
+        from pytest_obelize_bench.runfolder import artefacts_to_json
+
+        size = len(artefacts_to_json(run.artefacts).encode("utf-8"))
+        if size > MAX_GRADED_FACTS_BYTES:
+            run.artefacts = None
+            raise CaseError(
+                "fix",
+                "run_folder_unreadable",
+                f"the run folder's graded facts are {size / 1e6:.1f} MB, over the {MAX_GRADED_FACTS_BYTES / 1e6:.0f} MB "
+                "a published round keeps per case",
+            )
 
     def compile_step() -> None:
         run.patch_compiles = compile_written(
@@ -338,9 +354,12 @@ def build_record(run: CaseRun) -> Record:
         patch_compiles=run.patch_compiles,
         runtime_seconds=run.runtime_seconds,
     )
-    error = ErrorInfo(**run.error.as_dict()) if run.error is not None else None
-    if error is not None and run.elider is not None:
-        error = ErrorInfo(step=error.step, reason=error.reason, detail=run.elider.text(error.detail))
+    error = None
+    if run.error is not None:
+        from pytest_obelize_bench.elide import public_detail
+
+        detail = public_detail(run.error.detail, run.elider, os.environ.items())
+        error = ErrorInfo(step=run.error.step, reason=run.error.reason, detail=detail)
     tool = context.tool or {}
     pack = context.packs.get(case.pack, {})
     interpreter = run.interpreter

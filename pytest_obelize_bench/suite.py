@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import stat
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
 from pathlib import Path
@@ -173,18 +173,6 @@ def suite_status(*, is_pytest: bool, exit_code: int, timed_out: bool, junit_erro
     return "inconclusive"
 
 
-def _remove_stale(path: Path) -> None:
-    """Remove whatever is at ``path`` (a file, a symlink, a directory) so it cannot be read."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
 def run_suite(
     runner: Runner,
     *,
@@ -198,8 +186,9 @@ def run_suite(
 ) -> SuiteResult:
     """Run one test phase as step ``number`` named ``phase``; its exit code is a measurement.
 
-    ``not_run`` without a test command.  The report ``<junit_dir>/<phase>.xml`` is deleted first
-    so a previous run's report is never read.  A suite that outlasts its limit, or whose program
+    ``not_run`` without a test command.  The report goes to a fresh folder made for this step
+    under ``junit_dir``, so a previous run's report, or one a repository planted, is never read.
+    A suite that outlasts its limit, or whose program
     cannot be started, is a timeout or crash at a step: the case measured nothing, so it is a
     ``CaseError`` (``timeout``, or ``suite_crashed``) and never a status.
     """
@@ -207,15 +196,19 @@ def run_suite(
         return SuiteResult(status="not_run")
     junit_dir = Path(junit_dir)
     junit_dir.mkdir(parents=True, exist_ok=True)
-    junit = junit_dir / f"{phase}.xml"
-    _remove_stale(junit)
+    # A fresh folder with an unguessable name, made for this step: no report can be there before
+    # the step starts, and a repository cannot name the path in advance.
+    junit = Path(tempfile.mkdtemp(prefix=f"{phase}-", dir=junit_dir)) / "report.xml"
     argv, is_pytest = suite_argv(test_cmd, interpreter=interpreter, junit=junit)
+    asked = is_pytest and argv[-1] == f"--junitxml={os.fspath(junit)}"
     completed = runner.run(number, phase, argv, timeout=timeout, cwd=cwd)
     if completed.timed_out:
         raise CaseError(phase, "timeout", f"the {phase} suite outlasted {timeout:g}s")
     if completed.launch_error is not None:
         raise CaseError(phase, "suite_crashed", f"the {phase} suite could not be started: {completed.launch_error}"[:300])
-    counts = junit_counts(junit)
+    # Counts only from the report this step asked for: a command that names its own report, or
+    # is not pytest, has null counts whatever files appear.
+    counts = junit_counts(junit) if asked else None
     status = suite_status(
         is_pytest=is_pytest,
         exit_code=completed.exit_code,

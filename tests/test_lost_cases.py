@@ -7,6 +7,7 @@ in a subprocess (the fixtures pass: no network, real obelize), then reads what i
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -143,3 +144,51 @@ def test_sigterm_kills_the_running_step_and_says_how_many_cases_are_missing(pyte
     suite_pid = int(marker.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(suite_pid, 0)
+
+
+def test_a_published_error_detail_carries_no_secret_and_no_machine_path(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_notarealtoken0123456789")
+    fixture = add_fixture(pytester, "leaky", "python check.py")
+    pytester.makeconftest(
+        """
+        import os
+        from pathlib import Path
+        import pytest_obelize_bench.suite as suite
+        from pytest_obelize_bench.errors import CaseError
+
+        def leaky(*args, junit_dir, **kwargs):
+            said = f"token {os.environ['GITHUB_TOKEN']} in {Path.home() / '.netrc'} under {junit_dir}"
+            raise CaseError("baseline", "install_failed", said + " " + "x" * 400)
+
+        suite.run_suite = leaky
+        """
+    )
+    run(pytester, "--bench-update-expected", work=tmp_path_factory.mktemp("work"))
+    error = written_error(fixture)
+    assert error is not None and error["reason"] == "install_failed"
+    detail = error["detail"]
+    assert "ghp_" not in detail and "<redacted>" in detail
+    # pytester gives the session a HOME inside the project, so its label is <repo> there.
+    assert str(pytester.path) not in detail and re.search(r"<(harness-home|repo)>/\.netrc", detail)
+    assert "<logs>/junit" in detail
+    assert len(detail) <= 200
+
+
+def test_graded_facts_past_the_bound_error_the_case(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    fixture = add_fixture(pytester, "bulky", "python check.py")
+    pytester.makeconftest(
+        """
+        import pytest_obelize_bench.pipeline as pipeline
+
+        pipeline.MAX_GRADED_FACTS_BYTES = 200  # the real bound is 5 MB; this fixture's facts are larger than 200 B
+        """
+    )
+    run(pytester, "--bench-update-expected", work=tmp_path_factory.mktemp("work"))
+    error = written_error(fixture)
+    assert error is not None
+    assert (error["step"], error["reason"]) == ("fix", "run_folder_unreadable")
+    assert "over the 0 MB a published round keeps per case" in error["detail"]

@@ -277,29 +277,39 @@ def test_a_pytest_phase_counts_from_the_harness_report(tmp_path: Path) -> None:
     assert result == SuiteResult(status="fail", passed=3, failed=2, skipped=1)
     call = runner.calls[0]
     assert (call.number, call.name, call.timeout, call.reason, call.cwd) == (8, "after", 600, None, tmp_path / "case")
-    assert call.argv == [str(INTERP), "-m", "pytest", "-q", f"--junitxml={tmp_path / 'logs' / 'junit' / 'after.xml'}"]
+    assert call.argv[:4] == [str(INTERP), "-m", "pytest", "-q"]
+    report = Path(call.argv[4].removeprefix("--junitxml="))
+    # A fresh, unguessable folder under the logs' junit folder, made for this step.
+    assert report.name == "report.xml" and report.parent.parent == tmp_path / "logs" / "junit"
+    assert report.parent.name.startswith("after-") and len(report.parent.name) > len("after-") + 4
 
 
-def test_a_stale_report_is_deleted_before_the_run(tmp_path: Path) -> None:
-    junit_dir = tmp_path / "logs" / "junit"
-    junit_dir.mkdir(parents=True)
-    (junit_dir / "baseline.xml").write_text('<testsuite tests="50"/>')
-    seen: list[bool] = []
+def test_each_step_gets_a_report_path_that_did_not_exist_before(tmp_path: Path) -> None:
+    seen: list[tuple[Path, bool, bool]] = []
 
     def act(argv: list[str]) -> Done:
-        seen.append((junit_dir / "baseline.xml").exists())
+        report = Path(argv[-1].removeprefix("--junitxml="))
+        seen.append((report, report.exists(), any(report.parent.iterdir())))
         return Done(exit_code=0)  # the suite writes no report this time
 
-    result = phase(FakeRunner(act), tmp_path, "pytest")
-    assert seen == [False]
-    assert result == SuiteResult(status="pass")  # counts null, not the stale 50
+    junit_dir = tmp_path / "logs" / "junit"
+    junit_dir.mkdir(parents=True)
+    (junit_dir / "baseline.xml").write_text('<testsuite tests="50"/>')  # a guess at the old fixed path
+    first = phase(FakeRunner(act), tmp_path, "pytest")
+    second = phase(FakeRunner(act), tmp_path, "pytest")
+    assert first == second == SuiteResult(status="pass")  # counts null, never the planted 50
+    assert [exists or populated for _, exists, populated in seen] == [False, False]
+    assert seen[0][0] != seen[1][0]
 
 
-def test_a_stale_report_directory_is_removed(tmp_path: Path) -> None:
-    stale = tmp_path / "logs" / "junit" / "baseline.xml"
-    stale.mkdir(parents=True)
-    result = phase(FakeRunner(junit_writer('<testsuite tests="1"/>')), tmp_path, "pytest")
-    assert result == SuiteResult(status="pass", passed=1, failed=0, skipped=0)
+def test_a_report_planted_at_the_harness_path_by_a_non_pytest_command_is_not_read(tmp_path: Path) -> None:
+    # Whatever appears in the logs folder, a command the harness gave no report flag has null counts.
+    def act(argv: list[str]) -> Done:
+        for folder in (tmp_path / "logs" / "junit").iterdir():
+            (folder / "report.xml").write_text('<testsuite tests="9"/>')
+        return Done(exit_code=0)
+
+    assert phase(FakeRunner(act), tmp_path, "python check.py") == SuiteResult(status="pass")
 
 
 def test_a_non_pytest_command_has_null_counts(tmp_path: Path) -> None:
