@@ -634,9 +634,12 @@ def policy_changed(
     The policy is registered before the runs; judging the same evidence again under edited
     thresholds is exactly what pre-registration forbids.
     """
+
+    def run_id(side: Any) -> Any:
+        return side.get("run_id") if isinstance(side, Mapping) else None
+
     for document in prior:
-        inc = (document.get("incumbent") or {}).get("run_id")
-        cand = (document.get("candidate") or {}).get("run_id")
+        inc, cand = run_id(document.get("incumbent")), run_id(document.get("candidate"))
         sha = document.get("policy_sha256")
         if inc == incumbent_run and cand == candidate_run and sha != policy_sha256:
             return (

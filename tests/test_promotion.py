@@ -249,6 +249,8 @@ def test_policy_changed_after_a_recorded_decision_is_refused() -> None:
     assert message is not None and "policy changed" in message
     assert policy_changed(prior, "a" * 64, "old", "new") is None
     assert policy_changed(prior, "b" * 64, "old", "other") is None
+    # a planted document of another shape neither crashes nor refuses
+    assert policy_changed([{"incumbent": "old", "candidate": ["new"]}], "b" * 64, "old", "new") is None
 
 
 def test_policy_file_sha_and_errors() -> None:
