@@ -17,6 +17,7 @@ from pytest_obelize_bench.record import (
     Record,
     RecordError,
     parse_record,
+    record_file_name,
     write_atomically,
 )
 
@@ -28,6 +29,7 @@ class Controller:
         self.config = config
         self.context = context
         self.records: dict[str, Record] = {}
+        self.repeats: list[Record] = []
         self.written: list[Path] = []
         self.unreadable: list[str] = []
         self.gate = gate
@@ -48,20 +50,25 @@ class Controller:
         except RecordError as exc:
             self.unreadable.append(str(exc))
             return
-        self.records[record.case] = record
+        # The first attempt is the case's record; repeats are kept apart (--bench-repeat).
+        if record.attempt_number == 1:
+            self.records[record.case] = record
+        else:
+            self.repeats.append(record)
         if self.writes_results:
-            path = self.context.round_results / f"{record.case}.json"
+            name = record_file_name(record.case, record.attempt)
+            path = self.context.round_results / name
             write_atomically(path, record.to_json())
             self.written.append(path)
             artefacts = getattr(report, "bench_artefacts", None)
             if artefacts:
-                write_atomically(self.context.round_results / "artefacts" / f"{record.case}.json", artefacts)
+                write_atomically(self.context.round_results / "artefacts" / name, artefacts)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.writes_results and self.records:
             self._finish_round(write=not self.config.getoption("--bench-no-summary"))
-        self.gated = sorted(case for case, record in self.records.items() if record.tier in self.gate)
+        self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.plugin import EXIT_TIER_GATE
 
