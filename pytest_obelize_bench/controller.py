@@ -77,6 +77,7 @@ class Controller:
     def _finish_round(self, *, write: bool) -> None:
         """Rewrite the round's block and summary.json (unless told not to), and keep the terminal lines."""
         from pytest_obelize_bench.cases import CaseFileError, load_case_file
+        from pytest_obelize_bench.evidence import EvidenceError
         from pytest_obelize_bench.summary import load_round, terminal_lines, write_round_outputs
 
         results = Path(self.context.results_dir)
@@ -86,7 +87,7 @@ class Controller:
             if write:
                 write_round_outputs(results, case_file, number)
             data = load_round(results, case_file, number)
-        except (CaseFileError, RecordError, OSError) as exc:
+        except (CaseFileError, RecordError, EvidenceError, OSError) as exc:
             self.summary_error = str(exc).splitlines()[0]
             return
         self.round_lines = terminal_lines(data, results, Path(self.context.work_root) / self.context.round_label)

@@ -29,7 +29,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_obelize_bench.record import RecordError, parse_record, record_file_name
+from pytest_obelize_bench.record import (
+    RecordError,
+    parse_record,
+    read_round_attempts,
+    record_file_name,
+)
 from pytest_obelize_bench.repeatability import AttemptFacts, attempt_facts
 from pytest_obelize_bench.runfolder import (
     Artefacts,
@@ -44,6 +49,7 @@ __all__ = [
     "RunEvidence",
     "RunManifest",
     "read_decision_documents",
+    "read_round_facts",
     "read_run",
     "resolve_run",
 ]
@@ -245,6 +251,24 @@ def read_run(path: Path, label: str, rows_per_case: Mapping[str, int]) -> RunEvi
         manifest=manifest,
         attempts=tuple(sorted(attempts, key=lambda a: (a.case, a.attempt))),
     )
+
+
+def read_round_facts(folder: Path, rows_per_case: Mapping[str, int]) -> list[AttemptFacts]:
+    """Every attempt in a published round folder, with its graded facts when they were kept.
+
+    The records are read as the round's own readers read them (``record.read_round_attempts``);
+    the graded facts beside them are read here, bounded and never through a link.
+    """
+    folder = Path(folder)
+    artefacts_folder = folder / ARTEFACTS_FOLDER
+    with_facts = artefacts_folder.is_dir() and not artefacts_folder.is_symlink()
+    facts = []
+    for case, records in sorted(read_round_attempts(folder).items()):
+        for record in records:
+            name = record_file_name(case, record.attempt)
+            artefacts = _read_artefacts(artefacts_folder, name) if with_facts else None
+            facts.append(attempt_facts(record, rows_total=rows_per_case.get(case), artefacts=artefacts))
+    return facts
 
 
 def read_decision_documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -167,3 +167,22 @@ def test_a_suite_that_fails_at_random_is_flaky_and_pass_hat_k_is_as_computed_by_
     fox = (Fraction(2, 3), Fraction(1, 3), Fraction(0))
     assert by_case["fox__flaky"].pass_hat == pytest.approx(tuple(float(v) for v in fox))
     assert summary.pass_hat == pytest.approx(tuple(float((v + 1) / 2) for v in fox))
+
+
+@pytest.mark.slow
+def test_the_document_reports_the_repeats_and_the_headline_counts_attempt_one(repeated_round: tuple[Path, Any]) -> None:
+    project, done = repeated_round
+    assert done.returncode == 0, done.stdout[-4000:]
+    document = (project / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    block = document.split("#### Repeatability", 1)[1]
+    assert "| Flaky cases | `fox__flaky` |" in block
+    assert "| Flaky baselines | `fox__flaky` |" in block
+    # (2/3 + 1) / 2, (1/3 + 1) / 2, (0 + 1) / 2
+    assert "| pass^1 | 83.3% |" in block and "| pass^2 | 66.7% |" in block and "| pass^3 | 50.0% |" in block
+    assert "counts the first attempt of each case only" in block
+    summary = json.loads((project / "results" / "round-2" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["repeatability"]["flaky"] == ["fox__flaky"]
+    headline = next(row for row in summary["headline"] if row["scope"] == "cases" and row["split"] == "all")
+    assert (headline["k"], headline["n"]) == (2, 2)  # first attempts: both verified_success
+    # pytest's own closing line counts every attempt, each its own item
+    assert "5 verified_success, 1 patched_unverified" in done.stdout.strip().splitlines()[-1]
