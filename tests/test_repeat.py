@@ -31,6 +31,8 @@ def test_each_attempt_is_an_item_of_its_own(pytester: pytest.Pytester) -> None:
     assert len(names) == 3 * len(cases) and cases
     first = cases[0]
     assert [n.split("::")[1] for n in names[:3]] == [f"{first}[attempt-{k}]" for k in (1, 2, 3)]
+    firsts = pytester.runpytest("--bench-round=2", "--bench-repeat=3", "--collect-only", "-q", "-k", "attempt-1")
+    assert [line.split("::")[1] for line in firsts.stdout.lines if "::" in line] == [f"{c}[attempt-1]" for c in cases]
     one = pytester.runpytest("--bench-round=2", "--collect-only", "-q")
     assert [line.split("::")[1] for line in one.stdout.lines if "::" in line] == cases
 
