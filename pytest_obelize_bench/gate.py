@@ -158,7 +158,7 @@ def run_gate(
     front = pareto_front(figures)
     considered = [f.label for f in figures]
     folder = Path(results_dir) / DECISIONS_FOLDER
-    written = []
+    written: list[Path] = []
     for decision, candidate in zip(decisions, candidates, strict=True):
         document = _document(
             decision,
@@ -171,7 +171,11 @@ def run_gate(
             front=front,
             considered=considered,
         )
-        path = folder / f"{moment.strftime('%Y-%m-%d')}-{_name(candidate)}.json"
+        stem = f"{moment.strftime('%Y-%m-%d')}-{_name(candidate)}"
+        path = folder / f"{stem}.json"
+        copy = 2
+        while path in written:  # two candidates with one run id (from different rounds)
+            path, copy = folder / f"{stem}-{copy}.json", copy + 1
         write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
         written.append(path)
     for line in _table(decisions, front):

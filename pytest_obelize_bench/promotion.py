@@ -66,8 +66,10 @@ Outcome = Literal["promote", "reject", "insufficient_evidence"]
 #: than measuring nothing, which is worse than refusing.
 QUALITY_ORDER: tuple[str, ...] = ("wrong", "error", "unsupported", "partial", "patched_unverified", SUCCESS)
 
+#: Steps whose timeout is the network's or the machine's (fetching, building the venv, installing).
+INFRASTRUCTURE_STEPS = ("fetch", "venv", "resolve", "install", "freeze")
 #: Error reasons that say the machine or the network failed, not the tool: such a run cannot
-#: judge a tool. A timeout counts here unless it was obelize's own step.
+#: judge a tool. A timeout counts here when it hit one of ``INFRASTRUCTURE_STEPS``.
 INFRASTRUCTURE_REASONS = frozenset(
     {
         "fetch_failed",
@@ -220,7 +222,10 @@ def _evidence_time(run: RunEvidence) -> datetime | None:
 
 
 def _is_infrastructure(attempt: AttemptFacts) -> bool:
-    return attempt.error_reason in INFRASTRUCTURE_REASONS
+    if attempt.error_reason in INFRASTRUCTURE_REASONS:
+        return True
+    step = attempt.error_step or ""
+    return attempt.error_reason == "timeout" and step.startswith(INFRASTRUCTURE_STEPS)
 
 
 def _completeness(run: RunEvidence) -> list[Reason]:
@@ -270,6 +275,19 @@ def _completeness(run: RunEvidence) -> list[Reason]:
                 + (f"; missing {shown}" if missing else ""),
             )
         )
+        listed = manifest.cases_recorded
+        if listed is not None and set(listed) != recorded:
+            differ = sorted(set(listed) ^ recorded)
+            reasons.append(
+                Reason(
+                    "run_complete",
+                    f"{who}: cases_recorded that disagree with the records on disk",
+                    len(differ),
+                    0,
+                    False,
+                    f"{who}: run.json cases_recorded and the record files disagree on {', '.join(differ[:5])}",
+                )
+            )
         if extra:
             reasons.append(
                 Reason(

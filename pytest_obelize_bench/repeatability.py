@@ -68,6 +68,7 @@ class AttemptFacts:
     runtime_seconds: float | None
     run_at: str | None = None
     pins: tuple[tuple[str, str | None], ...] = ()
+    error_step: str | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -108,6 +109,7 @@ def attempt_facts(record: Record, *, rows_total: int | None, artefacts: Artefact
         runtime_seconds=m.runtime_seconds,
         run_at=p.run_at,
         pins=pins,
+        error_step=None if record.error is None else record.error.step,
     )
 
 

@@ -164,3 +164,17 @@ def test_the_console_script_takes_run_folders(project: Path, monkeypatch: pytest
     status = cli_main(["gate", "--incumbent", str(old), "--candidate", str(new)], out=out)
     assert status == 0, out.getvalue()
     assert len(list((project / "results" / "decisions").glob("*-new.json"))) == 1
+
+
+def test_two_candidates_with_one_run_id_do_not_overwrite_each_other(project: Path) -> None:
+    results = project / "results"
+    write_round_run(results, "old", {0, 1})
+    import shutil
+
+    first = write_round_run(results, "new", set(range(18)))
+    shutil.copytree(first, results / "round-3" / "runs" / "new")
+    status, output = gate(project, "round-2:old", "round-2:new", "round-3:new")
+    assert status == 0, output
+    written = decisions(project)
+    assert set(written) == {"2026-12-02-new.json", "2026-12-02-new-2.json"}
+    assert written["2026-12-02-new-2.json"]["variants_considered"] == ["old", "new", "round-3:new"]

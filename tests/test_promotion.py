@@ -275,3 +275,19 @@ def test_the_shipped_policy_loads() -> None:
     policy, sha = load_policy(path.read_bytes(), str(path))
     assert policy.metric == "verified_success" and len(sha) == 64
     assert policy.max_case_regressions.verified == 0
+
+
+def test_a_timeout_while_installing_is_infrastructure_one_in_the_suite_is_not() -> None:
+    incumbent = runs.run_with("old", {0, 1})
+    attempts = list(runs.run_with("new", set(range(18))).attempts)
+    attempts[19] = replace(attempts[19], tier="error", error_reason="timeout", error_step="install-from")
+    assert "no_infrastructure_errors" in failed(decide(Policy(), incumbent, runs.run("new", attempts), now=NOW))
+    attempts[19] = replace(attempts[19], error_step="after")
+    assert decide(Policy(), incumbent, runs.run("new", attempts), now=NOW).outcome == "promote"
+
+
+def test_a_record_run_json_does_not_list_is_insufficient() -> None:
+    candidate = runs.run_with("new", set(range(18)), cases_recorded=runs.case_ids()[:19])
+    decision = decide(Policy(), runs.run_with("old", {0, 1}), candidate, now=NOW)
+    assert decision.outcome == "insufficient_evidence"
+    assert "disagree on owner19__repo" in reason(decision, "run_complete")
