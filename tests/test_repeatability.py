@@ -126,3 +126,16 @@ def test_attempt_facts_from_a_record_and_its_graded_facts() -> None:
     assert attempt_facts(record, rows_total=None, artefacts=None).rows_migrated is None
     old = runs.record("a", attempt=None)
     assert attempt_facts(old, rows_total=1, artefacts=None).attempt == 1
+
+
+def test_the_stats_helpers_the_repeats_use() -> None:
+    from pytest_obelize_bench.stats import (
+        intervals_overlap,
+        pass_hat_k,
+        pass_hat_k_series,
+    )
+
+    assert pass_hat_k_series(2, 3, 4) == (pass_hat_k(2, 3, 1), pass_hat_k(2, 3, 2), pass_hat_k(2, 3, 3), None)
+    assert intervals_overlap((0.1, 0.3), (0.3, 0.5))  # touching bands are not told apart
+    assert not intervals_overlap((0.1, 0.29), (0.3, 0.5))
+    assert intervals_overlap((0.3, 0.5), (0.1, 0.9))
