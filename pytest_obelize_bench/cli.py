@@ -114,6 +114,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     p.add_argument("second", type=int)
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    p = sub.add_parser(
+        "gate",
+        help="the pre-registered promotion decision between an incumbent run and candidate runs "
+        "(exit 0 promote, 1 reject, 3 insufficient evidence)",
+    )
+    p.add_argument("--policy", type=Path, default=Path("cases/promotion.yaml"), help="the policy (default: %(default)s)")
+    p.add_argument("--incumbent", required=True, metavar="RUN", help="a run folder, or round-N:RUN_ID")
+    p.add_argument("--candidate", required=True, action="append", metavar="RUN", help="a run folder, or round-N:RUN_ID (repeatable)")
+    p.add_argument("--cases", type=Path, default=DEFAULT_CASES)
+    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     p = sub.add_parser("fixtures", help="run the offline fixtures pass; --update rewrites their expected.json")
     p.add_argument("--update", action="store_true")
     p.add_argument("--fixtures", type=Path, default=Path("cases/fixtures"))
@@ -143,6 +153,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             )
             _print_problems(lines, out)
             return 0
+        if args.command == "gate":
+            from pytest_obelize_bench.gate import run_gate
+
+            return run_gate(
+                args.policy, args.incumbent, args.candidate, results_dir=args.results, cases_path=args.cases, out=out
+            )
         if args.command == "fixtures":
             import pytest
 

@@ -18,6 +18,7 @@ from pytest_obelize_bench.record import (
     Record,
     RecordError,
     parse_record,
+    record_file_name,
     write_atomically,
 )
 
@@ -29,6 +30,7 @@ class Controller:
         self.config = config
         self.context = context
         self.records: dict[str, Record] = {}
+        self.repeats: list[Record] = []
         self.written: list[Path] = []
         self.unreadable: list[str] = []
         self.gate = gate
@@ -55,41 +57,47 @@ class Controller:
             lost = self.watch.lost(report.nodeid, report.when, report.longrepr)
             if lost is not None:
                 case, reason, detail = lost
-                self._write_lost(case, reason, detail)
+                self._write_lost(report.nodeid, case, reason, detail)
             return
         try:
             record = parse_record(text, report.nodeid)
         except RecordError as exc:
             self.unreadable.append(str(exc))
             return
-        self._accept(record, getattr(report, "bench_artefacts", None))
+        self._accept(record, getattr(report, "bench_artefacts", None), report.nodeid)
 
-    def _write_lost(self, case: Case, reason: str, detail: str) -> None:
-        from pytest_obelize_bench.missing import lost_record
+    def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
+        from pytest_obelize_bench.missing import attempt_of, lost_record
 
-        self._accept(lost_record(case, self.context, step="harness", reason=reason, detail=detail), None)
+        record = lost_record(case, self.context, step="harness", reason=reason, detail=detail, attempt=attempt_of(nodeid))
+        self._accept(record, None, nodeid)
 
-    def _accept(self, record: Record, artefacts: str | None) -> None:
-        self.watch.record(record.case)
-        self.records[record.case] = record
+    def _accept(self, record: Record, artefacts: str | None, nodeid: str) -> None:
+        self.watch.record(nodeid)
+        # The first attempt is the case's record; repeats are kept apart (--bench-repeat).
+        if record.attempt_number == 1:
+            self.records[record.case] = record
+        else:
+            self.repeats.append(record)
         if self.writes_results:
-            path = self.context.round_results / f"{record.case}.json"
+            name = record_file_name(record.case, record.attempt)
+            path = self.context.round_results / name
             write_atomically(path, record.to_json())
             self.written.append(path)
             if artefacts:
-                write_atomically(self.context.round_results / "artefacts" / f"{record.case}.json", artefacts)
+                write_atomically(self.context.round_results / "artefacts" / name, artefacts)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-        for case in self.watch.unfinished():
+        for nodeid, case in self.watch.unfinished():
             reason = "interrupted" if interrupted else "harness_crashed"
-            self._write_lost(case, reason, "the session ended while this case ran; finished records are kept")
+            self._write_lost(nodeid, case, reason, "the session ended while this case ran; finished records are kept")
         if interrupted:
             self.interrupted_missing = len(set(self.watch.cases) - set(self.records))
         if self.writes_results and self.records:
             self._finish_round(write=not self.config.getoption("--bench-no-summary"))
-        self.gated = sorted(case for case, record in self.records.items() if record.tier in self.gate)
+        self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.plugin import EXIT_TIER_GATE
 
@@ -98,6 +106,7 @@ class Controller:
     def _finish_round(self, *, write: bool) -> None:
         """Rewrite the round's block and summary.json (unless told not to), and keep the terminal lines."""
         from pytest_obelize_bench.cases import CaseFileError, load_case_file
+        from pytest_obelize_bench.evidence import EvidenceError
         from pytest_obelize_bench.summary import load_round, terminal_lines, write_round_outputs
 
         results = Path(self.context.results_dir)
@@ -107,7 +116,7 @@ class Controller:
             if write:
                 write_round_outputs(results, case_file, number)
             data = load_round(results, case_file, number)
-        except (CaseFileError, RecordError, OSError) as exc:
+        except (CaseFileError, RecordError, EvidenceError, OSError) as exc:
             self.summary_error = str(exc).splitlines()[0]
             return
         self.round_lines = terminal_lines(data, results, Path(self.context.work_root) / self.context.round_label)

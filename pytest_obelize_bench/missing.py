@@ -20,13 +20,21 @@ CRASH_PHASE = "???"
 
 
 def case_id_of(nodeid: str) -> str:
-    """The case an item's node id names: the item's name, without a parameter suffix."""
+    """The case an item's node id names: the item's name, without its attempt suffix."""
     return nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
+
+
+def attempt_of(nodeid: str) -> int:
+    """The attempt an item's node id names (``case[attempt-2]``); 1 without a suffix."""
+    name = nodeid.rsplit("::", 1)[-1]
+    _, bracket, rest = name.partition("[attempt-")
+    number = rest.rstrip("]")
+    return int(number) if bracket and number.isdigit() else 1
 
 
 @dataclass
 class Watch:
-    """Which cases started and which delivered a record, on the controller."""
+    """Which items started and which delivered a record, on the controller (keyed by node id)."""
 
     cases: dict[str, Case]
     started: dict[str, str] = field(default_factory=dict)
@@ -37,13 +45,13 @@ class Watch:
         if case_id in self.cases:
             self.started[nodeid] = case_id
 
-    def record(self, case_id: str) -> None:
-        self.recorded.add(case_id)
+    def record(self, nodeid: str) -> None:
+        self.recorded.add(nodeid)
 
     def lost(self, nodeid: str, when: str, longrepr: object) -> tuple[Case, str, str] | None:
         """After a report: the case, reason and detail when its item ended with no record."""
         case_id = self.started.get(nodeid)
-        if case_id is None or case_id in self.recorded:
+        if case_id is None or nodeid in self.recorded:
             return None
         if when == CRASH_PHASE:
             return self.cases[case_id], "worker_lost", _first_line(longrepr, "the worker running this case died")
@@ -51,9 +59,9 @@ class Watch:
             return self.cases[case_id], "harness_crashed", "the item ended without a record; see its pytest report"
         return None
 
-    def unfinished(self) -> list[Case]:
-        """Cases that started and have no record (the session is ending)."""
-        return [self.cases[c] for c in sorted(set(self.started.values()) - self.recorded)]
+    def unfinished(self) -> list[tuple[str, Case]]:
+        """Items that started and have no record (the session is ending), with their case."""
+        return [(nodeid, self.cases[self.started[nodeid]]) for nodeid in sorted(set(self.started) - self.recorded)]
 
 
 def _first_line(longrepr: object, fallback: str) -> str:
@@ -61,11 +69,13 @@ def _first_line(longrepr: object, fallback: str) -> str:
     return text[0][:200] if text else fallback
 
 
-def lost_record(case: Case, context: RoundContext, *, step: str, reason: str, detail: str) -> Record:
+def lost_record(
+    case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1
+) -> Record:
     """The ``error`` record of a case that produced none, with the round's provenance."""
     from pytest_obelize_bench.errors import CaseError
     from pytest_obelize_bench.pipeline import CaseRun, _utc_now, build_record
 
-    run = CaseRun(case=case, context=context, run_at=_utc_now())
+    run = CaseRun(case=case, context=context, run_at=_utc_now(), attempt_number=attempt)
     run.error = CaseError(step, reason, detail)
     return build_record(run)

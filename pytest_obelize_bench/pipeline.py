@@ -48,6 +48,7 @@ class CaseRun:
     case: Case
     context: RoundContext
     run_at: str
+    attempt_number: int = 1
     workspace: Any = None
     runner: Any = None
     elider: Any = None
@@ -110,8 +111,8 @@ def _utc_now() -> str:
 # -- stages (the fixtures call these) ---------------------------------------------------
 
 
-def start_case(case: Case, context: RoundContext) -> CaseRun:
-    run = CaseRun(case=case, context=context, run_at=_utc_now())
+def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
+    run = CaseRun(case=case, context=context, run_at=_utc_now(), attempt_number=attempt)
 
     def stage() -> None:
         from pytest_obelize_bench.elide import Elider
@@ -123,7 +124,9 @@ def start_case(case: Case, context: RoundContext) -> CaseRun:
         from pytest_obelize_bench.steps import StepRunner
         from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
 
-        workspace = prepare_workspace(Path(context.work_root), context.round_label, case.id)
+        # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
+        folder = case.id if attempt == 1 else f"{case.id}.attempt-{attempt}"
+        workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
         run.workspace = workspace
         from pytest_obelize_bench.environment import uv_binary
 
@@ -401,6 +404,7 @@ def build_record(run: CaseRun) -> Record:
         steps=steps,
         provenance=provenance,
         tier=tier(error, measurements),  # type: ignore[arg-type]
+        attempt=run.attempt_number,
     )
 
 

@@ -77,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench-allow-dirty", action="store_true", help="run a round on an uncommitted project tree (the records say so)")
     group.addoption("--bench-no-summary", action="store_true", help="do not rewrite the round's block of BENCHMARK_RESULTS.md")
     group.addoption(
+        "--bench-repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run every selected case K times, each attempt its own item (case[attempt-N]) in a fresh tree",
+    )
+    group.addoption(
         "--bench-update-expected",
         action="store_true",
         help="with --fixtures-only: rewrite each fixture's expected.json from this run instead of comparing",
@@ -113,6 +120,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _terminate_as_interrupt()
     if config.getoption(OPTION_FIXTURES) and config.getoption(OPTION_ROUND) is not None:
         raise pytest.UsageError("--bench-round and --fixtures-only are different runs; give one of them")
+    if config.getoption("--bench-repeat") < 1:
+        raise pytest.UsageError("--bench-repeat: K must be at least 1")
 
     from pytest_obelize_bench.cases import CaseFileError
     from pytest_obelize_bench.startup import build_context, load_items
@@ -197,9 +206,13 @@ class CaseCollector(pytest.File):
 
     def collect(self) -> list[pytest.Item]:
         items: list[pytest.Item] = []
-        for case in sorted(self.cases, key=lambda c: c.id):
-            item = BenchItem.from_parent(self, name=case.id, callobj=_bench_case)
+        repeat = self.config.getoption("--bench-repeat")
+        for case, attempt in ((c, n) for c in sorted(self.cases, key=lambda c: c.id) for n in range(1, repeat + 1)):
+            # Under --bench-repeat each attempt is an item of its own, so xdist spreads them.
+            name = case.id if repeat == 1 else f"{case.id}[attempt-{attempt}]"
+            item = BenchItem.from_parent(self, name=name, callobj=_bench_case)
             item.bench_case = case  # type: ignore[attr-defined]
+            item.bench_attempt = attempt  # type: ignore[attr-defined]
             if case.origin == "fixture":
                 item.add_marker("fixture")
             if case.split is not None:
@@ -239,11 +252,11 @@ def bench_context(request: pytest.FixtureRequest) -> RoundContext:
 
 
 @pytest.fixture
-def bench_workspace(bench_case: Case, bench_context: RoundContext) -> Any:
+def bench_workspace(bench_case: Case, bench_context: RoundContext, request: pytest.FixtureRequest) -> Any:
     """A clean work folder, checked for pytest configs above it, and the case's step runner."""
     from pytest_obelize_bench.pipeline import start_case
 
-    return start_case(bench_case, bench_context)
+    return start_case(bench_case, bench_context, attempt=getattr(request.node, "bench_attempt", 1))
 
 
 @pytest.fixture

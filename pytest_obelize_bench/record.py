@@ -115,6 +115,13 @@ class Record(_Model):
     steps: list[StepRecord] = []
     provenance: Provenance = Provenance()
     tier: Tier
+    #: Which run of the case this is under ``--bench-repeat`` (1 for a single run); absent in
+    #: records written before repeats existed, which read as attempt 1.
+    attempt: int | None = None
+
+    @property
+    def attempt_number(self) -> int:
+        return self.attempt or 1
 
     def to_json(self) -> str:
         """The published form: sorted keys, indent 2, a trailing newline."""
@@ -149,17 +156,39 @@ def read_record(path: Path) -> Record:
     return parse_record(text, str(path))
 
 
+def record_file_name(case: str, attempt: int | None) -> str:
+    """``<case>.json`` for the first (or only) attempt, ``<case>.attempt-N.json`` for a repeat.
+
+    The first attempt keeps the name a single run has always had, so every reader of a round
+    sees exactly one record per case unless it asks for the repeats.
+    """
+    return f"{case}.json" if (attempt or 1) == 1 else f"{case}.attempt-{attempt}.json"
+
+
 def read_round(folder: Path) -> dict[str, Record]:
-    """Every record of a round folder, keyed by case id (an absent folder is an empty round)."""
+    """The first attempt of every case in a round folder, keyed by case id (absent folder: empty).
+
+    Repeats (``--bench-repeat``) are left out: the headline counts one attempt per case, the
+    first, so a case whose first attempt has no record has none here.
+    """
+    return {
+        case: attempts[0]
+        for case, attempts in read_round_attempts(folder).items()
+        if attempts[0].attempt_number == 1
+    }
+
+
+def read_round_attempts(folder: Path) -> dict[str, list[Record]]:
+    """Every attempt of every case in a round folder, sorted by attempt, keyed by case id."""
     if not folder.is_dir():
         return {}
-    records = {}
+    found: dict[str, list[Record]] = {}
     for path in sorted(folder.glob("*.json")):
         if path.name == "summary.json":
             continue
         record = read_record(path)
-        records[record.case] = record
-    return records
+        found.setdefault(record.case, []).append(record)
+    return {case: sorted(records, key=lambda r: r.attempt_number) for case, records in found.items()}
 
 
 def write_atomically(path: Path, text: str) -> None:

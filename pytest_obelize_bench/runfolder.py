@@ -220,6 +220,27 @@ def _read_bounded(path: Path, cap: int, dir_fd: int | None = None) -> bytes:
         os.close(fd)
 
 
+class UntrustedFileError(ValueError):
+    """A file read as untrusted evidence that is missing, a symlink, not regular or too large."""
+
+
+def read_untrusted(path: Path, cap: int) -> bytes:
+    """The bounded, symlink-refusing read above, for other untrusted evidence (records, runs).
+
+    Every problem is one ``UntrustedFileError`` whose message names the file.
+    """
+    try:
+        return _read_bounded(Path(path), cap)
+    except FileNotFoundError:
+        raise UntrustedFileError(f"{path}: missing") from None
+    except _TooLarge as size:
+        raise UntrustedFileError(f"{path}: larger than the {cap} byte cap ({size} bytes)") from None
+    except _NotRegular as problem:
+        raise UntrustedFileError(f"{path} {problem}; refused") from None
+    except OSError as error:
+        raise UntrustedFileError(f"{path}: cannot be read: {error.strerror or error}") from None
+
+
 def _open_folder(folder: Path, step: str, shown: str) -> int:
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:

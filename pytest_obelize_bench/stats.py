@@ -29,9 +29,11 @@ __all__ = [
     "Rate",
     "fisher_exact_two_sided",
     "format_percent",
+    "intervals_overlap",
     "mcnemar_exact",
     "mean_pass_hat_k",
     "pass_hat_k",
+    "pass_hat_k_series",
     "rate_of",
     "wilson_interval",
 ]
@@ -135,6 +137,16 @@ def mean_pass_hat_k(counts: Sequence[tuple[int, int]], k: int) -> float | None:
     if not estimates:
         return None
     return math.fsum(estimates) / len(estimates)
+
+
+def pass_hat_k_series(c: int, n: int, most: int) -> tuple[float | None, ...]:
+    """pass^k for k = 1..most from one case's c successes in n runs (None where n < k)."""
+    return tuple(pass_hat_k(c, n, k) for k in range(1, most + 1))
+
+
+def intervals_overlap(first: tuple[float, float], second: tuple[float, float]) -> bool:
+    """Whether two closed intervals share a point: two rates whose bands touch are not told apart."""
+    return first[0] <= second[1] and second[0] <= first[1]
 
 
 def format_percent(value: float) -> str:

@@ -26,7 +26,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,6 +38,7 @@ from pytest_obelize_bench.record import (
     read_round,
     write_atomically,
 )
+from pytest_obelize_bench.repeatability import AttemptFacts, round_repeatability
 from pytest_obelize_bench.stats import Rate, mcnemar_exact, rate_of
 from pytest_obelize_bench.tiers import ceiling, control_held
 
@@ -104,6 +105,8 @@ class RoundData:
     round: int
     cases: list[Case]
     records: dict[str, Record]
+    #: Every attempt of every case, repeats included (only ``--bench-repeat`` gives more than one).
+    attempts: list[AttemptFacts] = field(default_factory=list)
 
 
 # -- the round's view of each case ----------------------------------------------------------
@@ -613,6 +616,12 @@ def render_round_block(data: RoundData) -> str:
         "",
         *_error_section(f),
     ]
+    # Repeats: a block of their own (repeat_render.py), only for a round run with K > 1.
+    from pytest_obelize_bench.repeat_render import render_repeatability
+
+    repeat_lines = render_repeatability(data.attempts)
+    if repeat_lines:
+        lines.extend(["", *repeat_lines])
     return "\n".join(lines) + "\n"
 
 
@@ -632,7 +641,9 @@ def round_summary(data: RoundData) -> dict[str, Any]:
     ceiling_cases = [
         {"case": e.id, "split": e.split, "reachable": f.caps[e.id] is None, "cap": f.caps[e.id]} for e in f.graded
     ]
+    repeats = round_repeatability(data.attempts)
     return {
+        **({"repeatability": repeats.as_dict()} if repeats.repeated else {}),
         "round": f.round,
         "generated_by": "obelize-bench summarize",
         "status": "run" if f.run else "not_run",
@@ -816,7 +827,13 @@ def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
         cases = [case for case in case_file.cases if case.id in records]
     else:
         cases = list(case_file.cases)
-    return RoundData(round=n, cases=cases, records=records)
+    # Repeats and their graded facts, read as untrusted evidence (evidence.py).
+    from pytest_obelize_bench.evidence import read_round_facts
+    from pytest_obelize_bench.grade import expected_rows
+
+    rows = {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
+    attempts = read_round_facts(Path(results_dir) / f"round-{n}", rows)
+    return RoundData(round=n, cases=cases, records=records, attempts=attempts)
 
 
 def _dump(data: Mapping[str, Any]) -> str:
@@ -848,16 +865,23 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     stream = out if out is not None else sys.stdout
     results_dir = Path(results_dir)
     document = results_dir / DOCUMENT_NAME
+    # The decisions list: its own block and its own check (decision_list.py).
+    from pytest_obelize_bench.decision_list import check_decisions, render_decisions, with_decisions
+    from pytest_obelize_bench.evidence import EvidenceError, read_decision_documents
+
     try:
         case_file = load_case_file(case_file_path)
         rounds = rounds_on_disk(results_dir, case_file)
         blocks = {n: render_round_block(load_round(results_dir, case_file, n)) for n in rounds}
-    except (CaseFileError, RecordError) as exc:
+        decisions = render_decisions(
+            [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
+        )
+    except (CaseFileError, RecordError, EvidenceError) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)
         return 1
     if check:
-        reason = check_document(document, blocks)
+        reason = check_document(document, blocks) or check_decisions(document, decisions)
         if reason is not None:
             print(f"{document} is stale: {reason}; run `obelize-bench summarize` to regenerate it", file=stream)
             return 1
@@ -865,7 +889,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         return 0
     try:
         existing = document.read_text(encoding="utf-8") if document.exists() else None
-        text = render_document(existing, blocks)
+        text = with_decisions(render_document(existing, blocks), decisions)
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1

@@ -1,0 +1,192 @@
+"""Synthetic runs for the repeatability and promotion tests, in memory and as run folders on disk.
+
+A run folder is laid out as a session writes it: ``run.json`` plus one record per attempt
+(``<case>.json``, ``<case>.attempt-N.json``), under ``results/round-N/runs/<run-id>/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_obelize_bench.evidence import RunEvidence, RunManifest
+from pytest_obelize_bench.record import (
+    ErrorInfo,
+    Measurements,
+    Provenance,
+    Record,
+    SuiteResult,
+    record_file_name,
+)
+from pytest_obelize_bench.repeatability import AttemptFacts
+
+RECENT = "2026-12-01T10:00:00Z"
+PINS = (
+    ("exclude_newer", "2026-11-30T00:00:00Z"),
+    ("sdk_from", "0.8.6"),
+    ("sdk_to", "2.24.0"),
+    ("python", "cpython-3.12.1-linux-x86_64-gnu"),
+)
+
+
+def case_ids(n: int = 20) -> list[str]:
+    return [f"owner{i:02d}__repo" for i in range(n)]
+
+
+def split_of(index: int) -> str:
+    """Every third case is holdout, as the split rule gives about a third."""
+    return "holdout" if index % 3 == 0 else "dev"
+
+
+def facts(
+    case: str,
+    tier: str,
+    *,
+    attempt: int = 1,
+    split: str = "dev",
+    control: bool = False,
+    error_reason: str | None = None,
+    baseline: str = "pass",
+    rows_migrated: int | None = 2,
+    runtime: float | None = 10.0,
+    pins: tuple[tuple[str, str | None], ...] = PINS,
+    touched: tuple[str, ...] | None = ("app.py",),
+    lines: int | None = 2,
+) -> AttemptFacts:
+    return AttemptFacts(
+        case=case,
+        attempt=attempt,
+        tier=tier,
+        control=control,
+        split=None if control else split,
+        error_reason=error_reason,
+        baseline_status=baseline,
+        after_status="pass",
+        unmigrated=0,
+        rows_migrated=rows_migrated,
+        files_touched=touched,
+        lines_changed=lines,
+        runtime_seconds=runtime,
+        run_at=RECENT,
+        pins=pins,
+    )
+
+
+def manifest(cases: Iterable[str], **overrides: Any) -> RunManifest:
+    data: dict[str, Any] = {
+        "run_id": "run",
+        "cases_expected": sorted(cases),
+        "interrupted": False,
+        "complete": True,
+        "exclude_newer": "2026-11-30T00:00:00Z",
+        "interpreter_policy": "minor",
+        "started_at": "2026-12-01T09:00:00Z",
+        "ended_at": RECENT,
+        "tool": {"version": "0.8.0"},
+    }
+    data.update(overrides)
+    return RunManifest.model_validate(data)
+
+
+def run(label: str, attempts: Sequence[AttemptFacts], **manifest_overrides: Any) -> RunEvidence:
+    cases = manifest_overrides.pop("cases_expected", None)
+    expected = sorted({a.case for a in attempts}) if cases is None else cases
+    return RunEvidence(
+        label=label,
+        path=f"results/round-2/runs/{label}",
+        run_id=label,
+        manifest=manifest(expected, run_id=label, **manifest_overrides),
+        attempts=tuple(attempts),
+    )
+
+
+def run_with(
+    label: str, verified: set[int], *, n: int = 20, other: str = "partial", k: int = 1, **overrides: Any
+) -> RunEvidence:
+    """n cases (every third holdout), each run k times; cases in ``verified`` succeed every time."""
+    attempts = [
+        facts(case, "verified_success" if i in verified else other, attempt=a, split=split_of(i))
+        for i, case in enumerate(case_ids(n))
+        for a in range(1, k + 1)
+    ]
+    return run(label, attempts, **overrides)
+
+
+# -- on disk ------------------------------------------------------------------------------------
+
+
+def record(
+    case: str,
+    tier: str = "verified_success",
+    *,
+    attempt: int | None = 1,
+    split: str = "dev",
+    baseline: str = "pass",
+    error: tuple[str, str] | None = None,
+    unmigrated: int = 0,
+    run_at: str = RECENT,
+) -> Record:
+    errored = error is not None
+    return Record(
+        case=case,
+        origin="corpus",
+        control=False,
+        split=split,  # type: ignore[arg-type]
+        error=ErrorInfo(step=error[0], reason=error[1], detail="synthetic") if error else None,
+        measurements=Measurements(
+            detected=None if errored else 2,
+            false_positive=None if errored else 0,
+            missed_call_site=None if errored else 0,
+            patch_applied=None if errored else True,
+            patch_compiles=None if errored else True,
+            unmigrated=None if errored else unmigrated,
+            false_positive_edit=None if errored else 0,
+            tests_baseline=SuiteResult(status=baseline),  # type: ignore[arg-type]
+            tests_after=SuiteResult(status="pass"),
+            tests_cover_change=True,
+            human_edits=0,
+            runtime_seconds=None if errored else 3.0,
+        ),
+        provenance=Provenance(
+            obelize_version="0.8.0",
+            exclude_newer="2026-11-30T00:00:00Z",
+            sdk_from="0.8.6",
+            sdk_to="2.24.0",
+            python_used="cpython-3.12.1-linux-x86_64-gnu",
+            run_at=run_at,
+        ),
+        tier=tier,  # type: ignore[arg-type]
+        attempt=attempt,
+    )
+
+
+def write_run(folder: Path, records: Iterable[Record], manifest_data: Mapping[str, Any] | None) -> Path:
+    """A run folder holding these records and, unless None, this run.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for each in records:
+        (folder / record_file_name(each.case, each.attempt)).write_text(each.to_json(), encoding="utf-8")
+    if manifest_data is not None:
+        (folder / "run.json").write_text(json.dumps(dict(manifest_data), indent=2), encoding="utf-8")
+    return folder
+
+
+def manifest_data(cases: Iterable[str], run_id: str, version: str = "0.8.0", **overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "run_id": run_id,
+        "round": 2,
+        "selection": {"k": None, "m": None, "split": None, "lf": False},
+        "cases_expected": sorted(cases),
+        "cases_recorded": sorted(cases),
+        "tool": {"version": version, "commit": None, "pack_sha256": "ab" * 32},
+        "exclude_newer": "2026-11-30T00:00:00Z",
+        "interpreter_policy": "minor",
+        "sandbox": "none",
+        "harness_version": "0.1.0",
+        "started_at": "2026-12-01T09:00:00Z",
+        "ended_at": RECENT,
+        "interrupted": False,
+    }
+    data.update(overrides)
+    return data
