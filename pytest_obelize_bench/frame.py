@@ -156,8 +156,13 @@ def load_frame(path: Path | str) -> Frame:
             problems.append(f"{path}: {repo.full_name}: full_name: listed twice")
         seen.add(repo.id)
         if repo.path is not None:
+            from pytest_obelize_bench.runfolder import path_problem
+
             folder = (path.parent / repo.path).resolve()
-            if not folder.is_dir():
+            problem = path_problem(repo.path)
+            if problem is not None or not folder.is_relative_to(path.parent.resolve()):
+                problems.append(f"{path}: {repo.full_name}: path: {repo.path!r} {problem or 'leaves the frame folder'}")
+            elif not folder.is_dir():
                 problems.append(f"{path}: {repo.full_name}: path: {repo.path} is not a folder beside the frame")
     if problems:
         raise FrameError(problems)

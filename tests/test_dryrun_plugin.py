@@ -59,6 +59,16 @@ def test_a_fixture_whose_outcome_differs_fails_with_both_outcomes(pytester: pyte
     result.stdout.fnmatch_lines(["*fixture/py-pdf-complete: the dry run gave complete, the fixture expects partial*"])
 
 
+def test_collect_only_lists_the_frame_in_order_and_runs_nothing(pytester: pytest.Pytester, pdf_frame: Path, tmp_path: Path) -> None:
+    result = _run(pytester, PDF, pdf_frame, tmp_path, "--collect-only", "-q", "-k", "not none")
+    assert result.ret == 0
+    assert [line for line in result.outlines if "::" in line] == [
+        "pdf/frame.yaml::fixture__py-pdf-complete",
+        "pdf/frame.yaml::fixture__py-pdf-blocked",
+    ]
+    assert not (tmp_path / "work").exists()
+
+
 def _published_frame(pytester: pytest.Pytester, tmp_path: Path) -> Path:
     source = FIXTURES / "openai__openai-0-to-1" / "repos"
     rows = []

@@ -112,3 +112,16 @@ def test_a_symlinked_or_oversized_scan_document_is_not_read(tmp_path: Path, monk
     monkeypatch.setattr(scanrecord, "MAX_SCAN_DOCUMENT_BYTES", 1000)
     with pytest.raises(ScanRecordError, match="larger than the 1000 byte cap"):
         load_scan_document(SCAN)
+
+
+def test_a_fixture_path_may_not_leave_the_frame_folder(tmp_path: Path) -> None:
+    (tmp_path / "frames").mkdir()
+    (tmp_path / "repos").mkdir()
+    data = {"term": "x", "repositories": [{"full_name": "f/one", "band": "b", "path": "../repos", "expected": "none"}]}
+    path = _write(tmp_path / "frames" / "frame.yaml", data)
+    with pytest.raises(FrameError) as caught:
+        load_frame(path)
+    assert caught.value.problems == [f"{path}: f/one: path: '../repos' leaves the checkout ('..')"]
+    data["repositories"][0].update(url="https://example.invalid/f/one")
+    with pytest.raises(FrameError, match="f/one: \\(row\\): a fixture's local path replaces url and sha"):
+        load_frame(_write(tmp_path / "frames" / "frame.yaml", data))
