@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.cases import Case
     from pytest_obelize_bench.context import RoundContext
 
+#: Gate 1 and the fix dry run: their own options, items and controller.
+pytest_plugins = ("pytest_obelize_bench.measure_plugin",)
+
 OPTION_ROUND = "--bench-round"
 OPTION_FIXTURES = "--fixtures-only"
 

@@ -609,3 +609,34 @@ def artefacts_from_json(text: str, source: str = "<artefacts>") -> Artefacts:
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{source}: not a graded-facts document: {exc}") from None
+
+
+# -- public bounded reads, for the other measurements (Gate 1 scans, fix dry runs) -------------
+
+
+def read_bounded_file(path: Path, cap: int) -> bytes:
+    """A regular file of at most ``cap`` bytes, never read through a symlink.
+
+    Raises ``ValueError`` with a short reason (a symlink, not a regular file, too large) or
+    ``OSError`` when it cannot be opened.
+    """
+    try:
+        return _read_bounded(Path(path), cap)
+    except _TooLarge as size:
+        raise ValueError(f"larger than the {cap} byte cap ({size} bytes)") from None
+    except _NotRegular as problem:
+        raise ValueError(str(problem)) from None
+
+
+def read_run_document(folder: Path, name: str, step: str) -> Any:
+    """One JSON document of a run folder, read as untrusted (bounded, no symlink, UTF-8 JSON).
+
+    Every problem is ``CaseError(step, "run_folder_unreadable", ...)`` naming the document.
+    """
+    folder = Path(folder)
+    reader = _Reader(folder, None, step, folder.name)
+    fd = _open_folder(folder, step, folder.name)
+    try:
+        return reader.load(fd, name)
+    finally:
+        os.close(fd)

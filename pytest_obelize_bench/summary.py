@@ -880,8 +880,18 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)
         return 1
+    # The Gate 1 and dry-run blocks are rendered by their own module.
+    from pytest_obelize_bench.measure_document import (
+        apply_measurements,
+        check_measurements,
+    )
+
     if check:
-        reason = check_document(document, blocks) or check_decisions(document, decisions)
+        reason = (
+            check_document(document, blocks)
+            or check_decisions(document, decisions)
+            or check_measurements(document, results_dir, case_file_path)
+        )
         if reason is not None:
             print(f"{document} is stale: {reason}; run `obelize-bench summarize` to regenerate it", file=stream)
             return 1
@@ -889,7 +899,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         return 0
     try:
         existing = document.read_text(encoding="utf-8") if document.exists() else None
-        text = with_decisions(render_document(existing, blocks), decisions)
+        text = apply_measurements(with_decisions(render_document(existing, blocks), decisions), results_dir, case_file_path)
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1
