@@ -152,13 +152,9 @@ def _lever(value: int | None) -> str:
     return NULL if value is None else f"{value:+d}"
 
 
-def render_errors_block(round_number: int, figures: ErrorFigures | None, *, reviewer_file: bool = False) -> str:
+def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
     """The error-analysis section of round ``round_number``'s block (no trailing newline)."""
     lines = [HEADING, ""]
-    if figures is None:
-        why = "; its reviewer file exists, so collect the round" if reviewer_file else ""
-        lines.append(f"_None: round {round_number} has no collected file (`results/errors/round-{round_number}.json`){why}._")
-        return "\n".join(lines)
     total = figures.key_rows
     lines += [
         f"Every key row of round {round_number}, by what the run did with it, from "

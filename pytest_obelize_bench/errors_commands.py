@@ -37,7 +37,12 @@ from pytest_obelize_bench.errors_review import (
     review_path,
 )
 from pytest_obelize_bench.errors_states import Analysis, MissKey, analyse
-from pytest_obelize_bench.record import Record, RecordError, read_round, write_atomically
+from pytest_obelize_bench.record import (
+    Record,
+    RecordError,
+    read_round,
+    write_atomically,
+)
 from pytest_obelize_bench.runfolder import (
     MAX_DOCUMENT_BYTES,
     artefacts_from_json,
@@ -191,14 +196,11 @@ def load_analysis(
 
 
 def error_section(results_dir: Path, cases_dir: Path, number: int, cases: Sequence[Case]) -> str:
-    """The error-analysis text of round ``number``'s block: empty when the round has neither a
-    collected file nor a reviewer file, else a section that starts with a blank line."""
+    """The error-analysis text of round ``number``'s block, starting with a blank line; empty
+    when the round has no collected file (``errors check`` is what insists on one)."""
     loaded = load_analysis(results_dir, cases_dir, number, cases)
-    has_review = os.path.lexists(review_path(cases_dir, number))
     if loaded is None:
-        if not has_review:
-            return ""
-        return "\n\n" + render_errors_block(number, None, reviewer_file=True)
+        return ""
     analysis, review = loaded
     return "\n\n" + render_errors_block(number, error_figures(analysis, review))
 
