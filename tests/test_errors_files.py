@@ -106,20 +106,20 @@ def test_hostile_collected_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def artefacts(**overrides: object) -> Artefacts:
-    values: dict[str, object] = dict(
-        findings=(Finding("app.py", 3, "import", "google.generativeai", "eligible", None, "alias_resolved"),),
-        edits=(
+    values: dict[str, object] = {
+        "findings": (Finding("app.py", 3, "import", "google.generativeai", "eligible", None, "alias_resolved"),),
+        "edits": (
             PlanEdit("app.py", 3, "auto", "p:import", None),
             PlanEdit("app.py", 3, "auto", "p:import-2", None),
             PlanEdit("b.py", 1, "auto", "p:import", None),
             PlanEdit("requirements.txt", 1, "needs_review", None, "repo_not_fully_migrated"),
         ),
-        written=("app.py",),
-        withheld=(Withheld("requirements.txt", 1, "google-generativeai", "repo_not_fully_migrated"),
-                  Withheld("c.py", 2, "google.generativeai", "file_not_fully_migrated", ("local_import",))),
-        exit_code=6, model_used=False, llm_tokens_in=None, llm_tokens_out=None, llm_cost_usd=None,
-        run_id="20261203T000000Z-0123abcd",
-    )
+        "written": ("app.py",),
+        "withheld": (Withheld("requirements.txt", 1, "google-generativeai", "repo_not_fully_migrated"),
+                     Withheld("c.py", 2, "google.generativeai", "file_not_fully_migrated", ("local_import",))),
+        "exit_code": 6, "model_used": False, "llm_tokens_in": None, "llm_tokens_out": None, "llm_cost_usd": None,
+        "run_id": "20261203T000000Z-0123abcd",
+    }
     values.update(overrides)
     return Artefacts(**values)  # type: ignore[arg-type]
 

@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.cases import load_case_file
-from pytest_obelize_bench.errors_collected import CollectedCase, CollectedRound, read_collected
+from pytest_obelize_bench.errors_collected import (
+    CollectedCase,
+    CollectedRound,
+    read_collected,
+)
 from pytest_obelize_bench.errors_review import read_review
 from pytest_obelize_bench.errors_states import (
     RoundKeys,
