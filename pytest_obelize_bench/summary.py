@@ -800,10 +800,14 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     data = load_round(results_dir, case_file, n)
     document = results_dir / DOCUMENT_NAME
     existing = document.read_text(encoding="utf-8") if document.exists() else None
-    block = _errors_text(results_dir, case_file, data, render_round_block(data))
+    block, errors = render_round_block(data), {}
+    try:
+        block, errors = _errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
+    except ValueError:  # an unreadable error-analysis file never costs the round its block; --check names it
+        pass
     write_atomically(document, render_document(existing, {n: block}))
     summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
-    write_atomically(summary_path, _dump({**round_summary(data), **_errors_figures(results_dir, case_file, data)}))
+    write_atomically(summary_path, _dump({**round_summary(data), **errors}))
     return document, summary_path
 
 

@@ -194,3 +194,22 @@ def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
     (results / "errors" / "round-1.json").write_text("{}", encoding="utf-8")
     code, out = summarize(cases / "cases.yaml", results, "--check")
     assert code == 1 and "round-1.json" in out and len(out.strip().splitlines()) == 1
+
+
+def test_an_unreadable_reviewer_file_never_costs_a_round_its_block(tmp_path: Path) -> None:
+    from pytest_obelize_bench.cases import load_case_file
+    from pytest_obelize_bench.summary import write_round_outputs
+
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    shutil.copy(PROJECT / "cases" / "cases.yaml", cases / "cases.yaml")
+    (cases / "errors-round-1.yaml").write_text("causes: [broken\n", encoding="utf-8")
+    results = tmp_path / "results"
+    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
+    shutil.copytree(PROJECT / "results" / "errors", results / "errors")
+    document, summary = write_round_outputs(results, load_case_file(cases / "cases.yaml"), 1)
+    text = document.read_text(encoding="utf-8")
+    assert "### Round 1" in text and "#### Error analysis" not in text
+    assert "error_analysis" not in json.loads(summary.read_text(encoding="utf-8"))
+    code, out = summarize(cases / "cases.yaml", results, "--check")
+    assert code == 1 and out.count("\n") == 1 and "errors-round-1.yaml: not valid YAML" in out
