@@ -152,37 +152,32 @@ REVIEW = {
 }
 
 
-@pytest.fixture(scope="module")
-def round_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("errors-round")
-    project = root / "project"
+def run_round(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outside: Path) -> Path:
+    """The round, through the real plugin under xdist; the work folder is deleted after, so the
+    collect that follows can only use what the round stored under results/."""
+    import shutil
+
+    project = pytester.path
+    # origins and checkouts live outside the project, as a real round's do
     cases = [
-        rounds.case_row_from_fixture("withheld-part", "bob", root),
-        rounds.case_row_from_fixture("refused", "cat", root),
-        fay_row(root),
+        rounds.case_row_from_fixture("withheld-part", "bob", outside),
+        rounds.case_row_from_fixture("refused", "cat", outside),
+        fay_row(outside),
     ]
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
-    return project
-
-
-@pytest.fixture(scope="module")
-def ran(round_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The round, run once through the real plugin under xdist; the work folder is deleted after."""
-    import shutil
-    import subprocess
-    import sys
-
-    work = tmp_path_factory.mktemp("errors-work")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
-    environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty",
-         "--bench-interpreter=minor", f"--bench-work={work}", "-n", "2"],
-        check=False, cwd=round_project, env=environ, capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL,
+    monkeypatch.setenv("UV_CACHE_DIR", str(rounds.shared_uv_cache()))
+    for name in [k for k in os.environ if k.startswith(("GEMINI", "GITHUB"))]:
+        monkeypatch.delenv(name)
+    work = outside / "work"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor",
+        f"--bench-work={work}", "-n", "2", timeout=1200,
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    shutil.rmtree(work)  # the run folders are gone: collect must work from results/ alone
-    return round_project
+    assert result.ret == 0, "\n".join(result.outlines[-60:] + result.errlines[-20:])
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("partial") == 2 and outcomes.get("unsupported") == 1, outcomes
+    shutil.rmtree(work)
+    return project
 
 
 def cli(project: Path, *args: str) -> tuple[int, str]:
@@ -196,8 +191,15 @@ def cli(project: Path, *args: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_collect_then_check_give_the_hand_computed_states_and_levers(ran: Path) -> None:
-    project = ran
+def test_a_round_through_the_plugin_is_collected_checked_and_levered(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    project = run_round(pytester, monkeypatch, tmp_path_factory.mktemp("errors-round"))
+    collect_and_check(project)
+    written_once_and_a_dropped_cause_caught(project)
+
+
+def collect_and_check(project: Path) -> None:
     code, out = cli(project, "errors", "collect", "--round", "2")
     assert code == 0, out
     assert "3 cases" in out
@@ -246,10 +248,7 @@ def test_collect_then_check_give_the_hand_computed_states_and_levers(ran: Path) 
     assert cli(project, "summarize", "--check")[0] == 0
 
 
-def test_collect_is_written_once_and_check_catches_a_dropped_cause(ran: Path) -> None:
-    project = ran
-    if not collected_path(project / "results", 2).exists():
-        assert cli(project, "errors", "collect", "--round", "2")[0] == 0
+def written_once_and_a_dropped_cause_caught(project: Path) -> None:
     code, out = cli(project, "errors", "collect", "--round", "2")
     assert code == 0 and "unchanged" in out
     facts = project / "results" / "round-2" / "artefacts" / "fay__two-bails.json"
