@@ -127,6 +127,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     p = sub.add_parser("fixtures", help="run the offline fixtures pass; --update rewrites their expected.json")
     p.add_argument("--update", action="store_true")
     p.add_argument("--fixtures", type=Path, default=Path("cases/fixtures"))
+    # error analysis (pytest_obelize_bench.errors_commands)
+    from pytest_obelize_bench.errors_commands import add_errors_commands
+
+    add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
 
     args = parser.parse_args(argv)
     try:
@@ -164,6 +168,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
             extra = ["--bench-update-expected"] if args.update else []
             return int(pytest.main(["--fixtures-only", f"--bench-fixtures={args.fixtures}", "-p", "no:cacheprovider", *extra]))
+        if args.command == "errors":
+            from pytest_obelize_bench.errors_commands import run_errors_command
+
+            return run_errors_command(args, out)
     except CaseFileError as exc:
         _print_problems(exc.problems, out)
         return 2

@@ -49,6 +49,8 @@ class Finding:
     symbol: str | None
     scan_status: str
     bail: str | None
+    #: Why the scan resolved (or could not resolve) the symbol; null in graded facts of version 1.
+    confidence_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ class Withheld:
     line: int
     symbol: str | None
     bail: str
+    #: The bails that kept the file back (``file_not_fully_migrated`` rows only); null otherwise
+    #: and in graded facts of version 1.
+    caused_by: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,8 @@ class Artefacts:
     llm_tokens_out: int | None
     llm_cost_usd: float | None
     refused: tuple[str, ...] = ()
+    #: run.json ``run_id``; null when the folder does not say (and in graded facts of version 1).
+    run_id: str | None = None
 
 
 # -- locating -------------------------------------------------------------------------------
@@ -348,6 +355,7 @@ class _Reader:
                     symbol=self.string(row, "symbol", document, where, null=True),
                     scan_status=self.string(row, "scan_status", document, where),
                     bail=self.string(row, "bail", document, where, null=True),
+                    confidence_reason=self.string(row, "confidence_reason", document, where, null=True),
                 )
             )
         return tuple(found)
@@ -375,6 +383,8 @@ class _Reader:
         run_id = data.get("run_id")
         if run_id is not None and self.checkout is not None and run_id != self.folder.name:
             raise self.fail(document, f"run_id {str(run_id)[:80]!r} is not the folder's name")
+        if run_id is not None and (not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id)):
+            raise self.fail(document, f"run_id: expected a run id, got {_kind(run_id)}")
         written = tuple(
             self.path(row, document, f"file_edits[{index}]", opened=True)
             for index, row in enumerate(self.rows(data, "file_edits", document))
@@ -388,6 +398,7 @@ class _Reader:
                     line=self.line(row, document, where),
                     symbol=self.string(row, "symbol", document, where, null=True),
                     bail=self.string(row, "bail", document, where),
+                    caused_by=self.codes(row, "caused_by", document, where),
                 )
             )
         refused = ()
@@ -404,6 +415,7 @@ class _Reader:
             model = self.mapping(model, document, "model")
         used = model is not None and model.get("provider") not in (None, "none")
         return {
+            "run_id": run_id,
             "written": written,
             "withheld": tuple(withheld),
             "refused": refused,
@@ -413,6 +425,14 @@ class _Reader:
             "tokens_out": self.count(model, "tokens_out", document) if used else None,
             "cost": self.cost(model, document) if used else None,
         }
+
+    def codes(self, row: dict[str, Any], field: str, document: str, where: str) -> tuple[str, ...] | None:
+        value = row.get(field)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(code, str) for code in value):
+            raise self.fail(document, f"{where}.{field}: expected a list of codes, got {_kind(value)}")
+        return tuple(value)
 
     def count(self, model: dict[str, Any] | None, field: str, document: str) -> int | None:
         value = None if model is None else model.get(field)
@@ -487,6 +507,7 @@ def _read_folder(folder: Path, checkout: Path | None, step: str, shown: str) -> 
         llm_tokens_out=run["tokens_out"],
         llm_cost_usd=run["cost"],
         refused=run["refused"],
+        run_id=run["run_id"],
     )
 
 
@@ -580,7 +601,11 @@ def patch_publishable(license: str | None) -> bool:
 
 #: Stored with the records so a round can be re-graded after its run folders are gone. Only
 #: positions, kinds, symbols and statuses: never ``evidence``, which can quote the repository.
-GRADED_FACTS_VERSION = 1
+#: Version 2 adds what the error analysis needs (``run_id``, each finding's
+#: ``confidence_reason``, each withheld row's ``caused_by``); version 1 files still load, with
+#: those fields null.
+GRADED_FACTS_VERSION = 2
+READABLE_GRADED_FACTS_VERSIONS = (1, 2)
 
 
 def artefacts_to_json(artefacts: Artefacts) -> str:
@@ -593,19 +618,25 @@ def artefacts_from_json(text: str, source: str = "<artefacts>") -> Artefacts:
     """Read what ``artefacts_to_json`` wrote; a ValueError names the file and the problem."""
     try:
         data = json.loads(text)
-        if data.pop("graded_facts_version", None) != GRADED_FACTS_VERSION:
-            raise ValueError(f"graded_facts_version is not {GRADED_FACTS_VERSION}")
+        version = data.pop("graded_facts_version", None)
+        if version not in READABLE_GRADED_FACTS_VERSIONS:
+            raise ValueError(f"graded_facts_version {version!r} is not one of {READABLE_GRADED_FACTS_VERSIONS}")
+        withheld = []
+        for row in data["withheld"]:
+            caused_by = row.pop("caused_by", None)
+            withheld.append(Withheld(**row, caused_by=None if caused_by is None else tuple(caused_by)))
         return Artefacts(
             findings=tuple(Finding(**row) for row in data["findings"]),
             edits=tuple(PlanEdit(**row) for row in data["edits"]),
             written=tuple(data["written"]),
-            withheld=tuple(Withheld(**row) for row in data["withheld"]),
+            withheld=tuple(withheld),
             exit_code=data["exit_code"],
             model_used=data["model_used"],
             llm_tokens_in=data["llm_tokens_in"],
             llm_tokens_out=data["llm_tokens_out"],
             llm_cost_usd=data["llm_cost_usd"],
             refused=tuple(data.get("refused", ())),
+            run_id=data.get("run_id"),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{source}: not a graded-facts document: {exc}") from None

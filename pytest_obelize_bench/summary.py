@@ -846,9 +846,14 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     data = load_round(results_dir, case_file, n)
     document = results_dir / DOCUMENT_NAME
     existing = document.read_text(encoding="utf-8") if document.exists() else None
-    write_atomically(document, render_document(existing, {n: render_round_block(data)}))
+    block, errors = render_round_block(data), {}
+    try:
+        block, errors = _errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
+    except ValueError:  # an unreadable error-analysis file never costs the round its block; --check names it
+        pass
+    write_atomically(document, render_document(existing, {n: block}))
     summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
-    write_atomically(summary_path, _dump(round_summary(data)))
+    write_atomically(summary_path, _dump({**round_summary(data), **errors}))
     return document, summary_path
 
 
@@ -872,11 +877,13 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     try:
         case_file = load_case_file(case_file_path)
         rounds = rounds_on_disk(results_dir, case_file)
-        blocks = {n: render_round_block(load_round(results_dir, case_file, n)) for n in rounds}
+        loaded = [load_round(results_dir, case_file, n) for n in rounds]
+        blocks = {data.round: _errors_text(results_dir, case_file, data, render_round_block(data)) for data in loaded}
+        stale = _errors_summaries(results_dir, case_file, loaded, write=not check)
         decisions = render_decisions(
             [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
         )
-    except (CaseFileError, RecordError, EvidenceError) as exc:
+    except (CaseFileError, RecordError, EvidenceError, ValueError) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)
         return 1
@@ -889,6 +896,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     if check:
         reason = (
             check_document(document, blocks)
+            or stale
             or check_decisions(document, decisions)
             or check_measurements(document, results_dir, case_file_path)
         )
@@ -906,6 +914,37 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     write_atomically(document, text)
     print(f"wrote {document} ({_rounds_text(rounds)})", file=stream)
     return 0
+
+
+# -- the error analysis (pytest_obelize_bench.errors_commands renders and loads it) ---------------
+
+# The reviewer files (errors-round-N.yaml) sit beside the case file.
+
+
+def _errors_text(results_dir: Path, case_file: CaseFile, data: RoundData, block: str) -> str:
+    """The round's block followed by its error-analysis section, when it has one."""
+    from pytest_obelize_bench.errors_commands import error_section
+
+    section = error_section(results_dir, case_file.path.parent, data.round, data.cases)
+    return block.rstrip("\n") + section if section else block
+
+
+def _errors_figures(results_dir: Path, case_file: CaseFile, data: RoundData) -> dict[str, Any]:
+    from pytest_obelize_bench.errors_commands import error_summary
+
+    figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
+    return {} if figures is None else {"error_analysis": figures}
+
+
+def _errors_summaries(results_dir: Path, case_file: CaseFile, loaded: Sequence[RoundData], *, write: bool) -> str | None:
+    from pytest_obelize_bench.errors_commands import error_summary, summary_json_problem
+
+    for data in loaded:
+        figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
+        problem = summary_json_problem(results_dir, data.round, figures, write=write)
+        if problem is not None:
+            return problem
+    return None
 
 
 # -- the terminal and the comparison ----------------------------------------------------------------

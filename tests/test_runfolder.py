@@ -18,6 +18,8 @@ from pytest_obelize_bench.runfolder import (
     Finding,
     PlanEdit,
     Withheld,
+    artefacts_from_json,
+    artefacts_to_json,
     copy_artefacts,
     load_artefacts_dir,
     locate_run_folder,
@@ -92,7 +94,7 @@ def test_a_well_formed_folder_reads_into_artefacts(tmp_path: Path) -> None:
     folder = make_run(tmp_path)
     assert locate_run_folder(tmp_path) == folder
     artefacts = read_artefacts(folder, tmp_path)
-    assert artefacts.findings[0] == Finding("app.py", 1, "import", "google.generativeai", "eligible", None)
+    assert artefacts.findings[0] == Finding("app.py", 1, "import", "google.generativeai", "eligible", None, "alias_resolved")
     assert artefacts.findings[2].symbol is None
     assert artefacts.edits[1] == PlanEdit("requirements.txt", 1, "auto", "p:manifest-dependency", None)
     assert artefacts.written == ("app.py", "requirements.txt")
@@ -104,6 +106,44 @@ def test_a_well_formed_folder_reads_into_artefacts(tmp_path: Path) -> None:
     assert artefacts.model_used is False
     assert (artefacts.llm_tokens_in, artefacts.llm_tokens_out, artefacts.llm_cost_usd) == (None, None, None)
     assert artefacts.refused == ()
+    assert artefacts.run_id == RUN_ID
+
+
+def test_caused_by_is_read_and_must_be_a_list_of_codes(tmp_path: Path) -> None:
+    docs = documents()
+    docs["run.json"]["withheld"].append(
+        {"path": "app.py", "line": 2, "symbol": "google.generativeai.configure", "bail": "file_not_fully_migrated",
+         "caused_by": ["local_import", "receiver_unresolved"]}
+    )
+    artefacts = read_artefacts(make_run(tmp_path / "good", docs), tmp_path / "good")
+    assert artefacts.withheld[-1].caused_by == ("local_import", "receiver_unresolved")
+    assert artefacts.withheld[0].caused_by is None
+    docs["run.json"]["withheld"][-1]["caused_by"] = "local_import"
+    with pytest.raises(CaseError, match=r"withheld\[2\]\.caused_by: expected a list of codes"):
+        read_artefacts(make_run(tmp_path / "bad", docs), tmp_path / "bad")
+
+
+def test_graded_facts_keep_what_the_error_analysis_needs_and_version_1_still_loads(tmp_path: Path) -> None:
+    docs = documents()
+    docs["run.json"]["withheld"][1]["caused_by"] = ["star_import"]
+    artefacts = read_artefacts(make_run(tmp_path, docs), tmp_path)
+    text = artefacts_to_json(artefacts)
+    assert json.loads(text)["graded_facts_version"] == 2
+    assert artefacts_from_json(text) == artefacts
+    old = json.loads(text)
+    old["graded_facts_version"] = 1
+    del old["run_id"]
+    for row in old["findings"]:
+        del row["confidence_reason"]
+    for row in old["withheld"]:
+        del row["caused_by"]
+    loaded = artefacts_from_json(json.dumps(old))
+    assert loaded.run_id is None
+    assert {f.confidence_reason for f in loaded.findings} == {None}
+    assert {w.caused_by for w in loaded.withheld} == {None}
+    assert loaded.findings[0].path == artefacts.findings[0].path
+    with pytest.raises(ValueError, match="graded_facts_version 7"):
+        artefacts_from_json(json.dumps({**old, "graded_facts_version": 7}), "facts.json")
 
 
 def test_a_consulted_model_gives_its_tokens_and_no_invented_cost(tmp_path: Path) -> None:
