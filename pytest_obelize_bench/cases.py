@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 ACTIONABLE_KINDS: frozenset[str] = frozenset({"import", "call", "method_call", "attribute"})
 CALL_SITE_KINDS = ("import", "call", "method_call", "attribute", "dynamic")
@@ -270,7 +271,7 @@ def key_symbols(ground_truth: GroundTruth) -> list[str]:
 # -- reading ------------------------------------------------------------------------
 
 
-def _describe(error: dict[str, Any]) -> tuple[str, str]:
+def _describe(error: ErrorDetails) -> tuple[str, str]:
     field = ".".join(str(part) for part in error["loc"]) or "(row)"
     message = error["msg"]
     if error["type"] == "missing":
@@ -285,7 +286,7 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
 def _row_id(row: Any, index: int, kind: str) -> str:
     if isinstance(row, dict):
         if isinstance(row.get("id"), str):
-            return row["id"]
+            return str(row["id"])
         if isinstance(row.get("full_name"), str):
             return slug(row["full_name"])
     return f"<{kind} #{index + 1}>"
@@ -390,7 +391,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
                 id=row.id,
                 origin="corpus",
                 control=False,
-                split=row.split if row.split in SPLITS else None,
+                split="dev" if row.split == "dev" else "holdout" if row.split == "holdout" else None,
                 provider=row.provider,
                 change=row.change,
                 full_name=row.full_name,

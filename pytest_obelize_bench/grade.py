@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from pytest_obelize_bench.cases import ACTIONABLE_KINDS, Case
 from pytest_obelize_bench.record import Measurements, SuiteResult
@@ -54,7 +55,9 @@ def found_rows(artefacts: Artefacts) -> Counter[Row]:
 def expected_rows(case: Case) -> list[tuple[str, int, str]]:
     """Every row a complete migration changes: all call sites (dynamic too) and all manifest pins."""
     truth = case.ground_truth
-    return [(row.path, row.line, row.symbol) for row in (*truth.call_sites, *truth.manifests)]
+    return [(row.path, row.line, row.symbol) for row in truth.call_sites] + [
+        (row.path, row.line, row.symbol) for row in truth.manifests
+    ]
 
 
 def landed_positions(artefacts: Artefacts) -> Counter[Position]:
@@ -86,7 +89,7 @@ def grade(
     nothing is known to have been written, so it is null too.
     """
     review = case.review
-    common = {
+    common: dict[str, Any] = {
         "tests_baseline": baseline,
         "tests_after": after,
         "tests_cover_change": case.ground_truth.tests_cover_change,

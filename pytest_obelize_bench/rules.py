@@ -21,10 +21,13 @@ from pytest_obelize_bench.cases import (
     SAFE_NAME,
     SPLITS,
     UV_KEY,
+    CallSite,
     CaseRow,
     ControlRow,
     FixtureRow,
+    ForbiddenPosition,
     GroundTruth,
+    ManifestRow,
     key_symbols,
     quoted,
     slug,
@@ -136,11 +139,12 @@ def _reviewed(reviewer: str | None, date: str | None) -> Found:
 
 
 def _ground_truth(truth: GroundTruth, test_cmd: str | None) -> Found:
-    for group, rows in (
+    located: tuple[tuple[str, Sequence[CallSite | ManifestRow | ForbiddenPosition]], ...] = (
         ("call_sites", truth.call_sites),
         ("manifests", truth.manifests),
         ("must_not_report", truth.must_not_report),
-    ):
+    )
+    for group, rows in located:
         for index, row in enumerate(rows):
             yield from _key_path(f"ground_truth.{group}.{index}.path", row.path)
     for index, read in enumerate(truth.files_read):
@@ -151,8 +155,8 @@ def _ground_truth(truth: GroundTruth, test_cmd: str | None) -> Found:
     for index, manifest in enumerate(truth.manifests):
         if manifest.label == "manual" and not (manifest.why or "").strip():
             yield "manual_why", f"ground_truth.manifests.{index}.why: a manual row ({manifest.path}:{manifest.line}) needs a why"
-    read = set(truth.files_read)
-    for path in sorted({row.path for row in truth.call_sites} - read):
+    listed = set(truth.files_read)
+    for path in sorted({row.path for row in truth.call_sites} - listed):
         yield "files_read", f"ground_truth.files_read: expected to list {path}, which holds a call site"
     if truth.tests_cover_change and not test_cmd:
         yield "tests_cover_change", "ground_truth.tests_cover_change: true needs a test_cmd"

@@ -337,7 +337,7 @@ class _Reader:
                 problem = "cannot be resolved"
         if problem is not None:
             raise self.fail(document, f"{where}.path {value[:200]!r} {problem}")
-        return value
+        return str(value)
 
     # documents --------------------------------------------------------------------------
 

@@ -110,7 +110,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     if total == 0:
         return 1.0
     tail = sum(math.comb(total, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**total)
+    return min(1.0, 2 * tail / float(2**total))
 
 
 def pass_hat_k(c: int, n: int, k: int) -> float | None:

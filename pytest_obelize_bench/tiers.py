@@ -89,14 +89,14 @@ def ceiling(case: Case) -> str | None:
         return CAP_CONTROL
     if case.retired is not None:
         return CAP_RETIRED
-    rows = [*truth.call_sites, *truth.manifests]
-    if not rows:
+    labels = [row.label for row in truth.call_sites] + [row.label for row in truth.manifests]
+    if not labels:
         return CAP_NOTHING
     if case.test_cmd is None:
         return CAP_NO_TEST
     if not truth.tests_cover_change:
         return CAP_NOT_COVERED
-    if any(row.label != "auto" for row in rows):
+    if any(label != "auto" for label in labels):
         return CAP_MANUAL
     if any(row.kind == "dynamic" for row in truth.call_sites):
         return CAP_FLAGGED
