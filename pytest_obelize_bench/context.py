@@ -33,6 +33,8 @@ class RoundContext:
     tool: dict[str, Any] | None = None
     packs: dict[str, dict[str, Any]] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)
+    #: ``sandbox.Settings`` as JSON: probed once on the controller, never again on a worker.
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
     @property
     def round_label(self) -> str:

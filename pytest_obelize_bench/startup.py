@@ -114,6 +114,7 @@ def build_context(
         tool_json = json.loads(tool.to_json())
         for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
             packs[pack] = pack_provenance(tool, pack)
+    sandbox = sandbox_settings(config, probe=not collect_only)
     return RoundContext(
         mode="fixtures" if mode == "fixtures" else "round",
         round=config.getoption("--bench-round"),
@@ -131,7 +132,21 @@ def build_context(
         tool=tool_json,
         packs=packs,
         harness=harness,
+        sandbox=sandbox,
     )
 
 
-__all__ = ["build_context", "harness_provenance", "load_items"]
+def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]:
+    """``--bench-sandbox`` decided once, on the controller: bwrap is probed here and nowhere else."""
+    from pytest_obelize_bench.sandbox import SandboxUnavailable, Settings, choose
+
+    mode = config.getoption("--bench-sandbox")
+    if not probe:  # --collect-only runs no step
+        return Settings(mode=mode).to_json()
+    try:
+        return choose(mode).to_json()
+    except SandboxUnavailable as exc:
+        raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
+
+
+__all__ = ["build_context", "harness_provenance", "load_items", "sandbox_settings"]
