@@ -15,7 +15,8 @@ What a step sees (``bwrap_argv`` builds it from a ``Policy``):
   read-only: the interpreters (harness venv, case venv's base, tool venv), the harness package,
   the uv binary, the resolver configuration;
 * writable: the case's checkout (its venv inside), its TMPDIR and HOME; the uv and pip caches
-  for install steps only (read-only otherwise); the junit folder for the suite steps only;
+  for install steps (and ``uv pip freeze``) only, read-only otherwise; the junit folder for the
+  suite steps only;
 * new PID, IPC and UTS namespaces, ``--die-with-parent`` and ``--new-session``: when the step's
   command exits, its PID namespace ends and every process it left, ``setsid`` daemons too, with it;
 * no network (``--unshare-net``, loopback only) except for install steps and for the suites of a
@@ -47,6 +48,9 @@ SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "none")
 OUTSIDE_STEPS = frozenset({"fetch", "venv"})
 #: Steps that download: they keep the network and may write the package caches.
 INSTALL_STEPS = frozenset({"install", "install-from", "install-to"})
+#: Steps that may write the package caches: the installs, and ``uv pip freeze``, which keeps a
+#: temporary folder in uv's cache even to list a venv.
+CACHE_WRITERS = INSTALL_STEPS | {"freeze"}
 #: The two test phases: the only steps that may write the junit folder.
 SUITE_STEPS = frozenset({"baseline", "after"})
 #: Seconds each probe command may take.
@@ -332,7 +336,7 @@ def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = 
     # The venv lives inside the checkout: binding it again would follow a symlink a step planted.
     writable = [layout.checkout, layout.home, layout.tmp]
     read_only = [*layout.read_only, *extra_read_only]
-    if install:
+    if name in CACHE_WRITERS:
         writable += layout.caches
     else:
         read_only += layout.caches
@@ -382,7 +386,7 @@ class SandboxExecutor:
         if policy is None:
             return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
         inside = {**env, "TMPDIR": os.fspath(self.layout.tmp)}
-        for path in (self.layout.tmp, self.layout.home, *(p for p in self.layout.caches if policy.network)):
+        for path in (self.layout.tmp, self.layout.home, *(p for p in self.layout.caches if p in policy.writable)):
             path.mkdir(parents=True, exist_ok=True)
         wrapped = bwrap_argv(self.program, policy, argv, cwd=Path(cwd), env=inside)
         return self.inner.run(wrapped, cwd=cwd, env=inside, timeout=timeout, log=log)
@@ -506,6 +510,7 @@ def sandbox_for_case(inner: Executor, context: Any, case: Any, workspace: Any, e
 
 
 __all__ = [
+    "CACHE_WRITERS",
     "INSTALL_STEPS",
     "OUTSIDE_STEPS",
     "SANDBOX_MODES",
