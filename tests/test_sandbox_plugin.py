@@ -23,9 +23,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import obelize
 import pytest
 
-import obelize
 import pytest_obelize_bench
 from pytest_obelize_bench.sandbox import probe_bwrap
 from tests.helpers import casefile, rounds
@@ -316,7 +316,7 @@ def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProc
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty",
          f"--bench-work={work}", *args],
-        cwd=project, env=environ, capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL,
+        cwd=project, env=environ, capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL, check=False,
     )
 
 
