@@ -488,3 +488,31 @@ def test_the_offline_executor_still_refuses_other_programs_under_the_sandbox(tmp
                        log=made.checkout.parent / "case.logs" / "01-baseline.log")
     assert done.exit_code == 0 and "inside" in done.output()
     assert done.log.read_text(encoding="utf-8").startswith(f"$ {PROBE.program} ")
+
+
+@needs_bwrap
+def test_a_step_that_outlasts_its_timeout_takes_its_daemons_with_it(tmp_path: Path) -> None:
+    executor, made, env = sandbox(tmp_path)
+    beat = made.home / "beat"
+    code = f"""
+    import signal, subprocess, sys, time
+    daemon = "import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True:\\n    open({str(beat)!r}, 'a').write('.')\\n    time.sleep(0.05)\\n"
+    subprocess.Popen([sys.executable, "-c", daemon], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(60)
+    """
+    log = made.checkout.parent / "case.logs" / "05-baseline.log"
+    done = executor.run([sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=1.5, log=log)
+    assert done.timed_out and done.exit_code == 124
+    size = beat.stat().st_size
+    time.sleep(0.5)
+    assert beat.stat().st_size == size
+
+
+def test_round_one_records_load_without_the_field() -> None:
+    from pytest_obelize_bench.record import read_round
+
+    records = read_round(Path(__file__).resolve().parents[1] / "results" / "round-1")
+    assert len(records) >= 20
+    assert {record.provenance.sandbox for record in records.values()} == {None}
