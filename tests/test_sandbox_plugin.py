@@ -116,7 +116,7 @@ def hostile_project(pytester: pytest.Pytester, *, writes: dict[str, Path], reads
     return target
 
 
-def run_fixtures(pytester: pytest.Pytester, mode: str) -> tuple[pytest.RunResult, Path]:
+def run_fixtures(pytester: pytest.Pytester, mode: str, *args: str) -> tuple[pytest.RunResult, Path]:
     work = pytester.path / "work"
     result = pytester.runpytest_subprocess(
         "--fixtures-only",
@@ -126,6 +126,7 @@ def run_fixtures(pytester: pytest.Pytester, mode: str) -> tuple[pytest.RunResult
         f"--bench-sandbox={mode}",
         "--bench-update-expected",
         "-rT",
+        *args,
     )
     return result, work / "home" / "fixtures" / "hostile"
 
@@ -158,7 +159,10 @@ def harness_env(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> P
 
 
 @needs_bwrap
-def test_a_hostile_suite_gets_nothing_under_bwrap(pytester: pytest.Pytester, harness_env: Path) -> None:
+@pytest.mark.parametrize("xdist", [(), ("-p", "xdist", "-n", "2")], ids=["serial", "xdist"])
+def test_a_hostile_suite_gets_nothing_under_bwrap(
+    pytester: pytest.Pytester, harness_env: Path, xdist: tuple[str, ...]
+) -> None:
     token = uuid.uuid4().hex
     results = pytester.path / "results" / "round-1"
     results.mkdir(parents=True)
@@ -172,7 +176,7 @@ def test_a_hostile_suite_gets_nothing_under_bwrap(pytester: pytest.Pytester, har
     }
     hostile_project(pytester, writes=writes, reads={"real home": harness_env / ".netrc"})
     try:
-        result, home = run_fixtures(pytester, "bwrap")
+        result, home = run_fixtures(pytester, "bwrap", *xdist)
         assert result.ret == 0, result.stdout.str()[-3000:]
         result.stdout.fnmatch_lines(["unsupported (1): hostile"])
         found = reports(home)
@@ -242,10 +246,11 @@ def test_bwrap_that_cannot_run_is_a_usage_error_naming_the_cause(pytester: pytes
                                            f"--bench-work={pytester.path / 'work'}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bench-sandbox=bwrap: bwrap cannot create a sandbox here: bwrap: No permissions*"])
-    auto = pytester.runpytest_subprocess("--fixtures-only", "-p", "no:cacheprovider",
+    auto = pytester.runpytest_subprocess("--fixtures-only", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2",
                                          f"--bench-work={pytester.path / 'work'}")
     assert auto.ret == 0, auto.stdout.str()[-2000:]
     auto.stdout.fnmatch_lines(["obelize-bench: no sandbox: bwrap cannot create a sandbox here*unsandboxed*"])
+    assert auto.stdout.str().count("no sandbox:") == 1
     record = json.loads((pytester.path / "work" / "fixtures" / "refused.logs" / "record.json").read_text(encoding="utf-8"))
     assert record["provenance"]["sandbox"] == "none"
 
