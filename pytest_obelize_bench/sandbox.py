@@ -10,8 +10,9 @@ What a step sees (``bwrap_argv`` builds it from a ``Policy``):
 
 * the system read-only (``--ro-bind / /``), a fresh ``/dev``, ``/proc`` of its own PID namespace
   and an empty ``/tmp``;
-* the real HOME, the harness's tree, ``results/``, the work root (other cases' folders) and
-  ``/run`` hidden under empty read-only tmpfs, with only what a step must run re-exposed
+* no capabilities, even when the harness runs as root (``--cap-drop ALL``);
+* the real HOME, the harness's tree, ``results/``, the work root (other cases' folders),
+  ``/run`` and ``/etc/ssh`` hidden under empty read-only tmpfs, ``/etc/shadow`` unreadable, with only what a step must run re-exposed
   read-only: the interpreters (harness venv, case venv's base, tool venv), the harness package,
   the uv binary, the resolver configuration;
 * writable: the case's checkout (its venv inside), its TMPDIR and HOME; the uv and pip caches
@@ -58,8 +59,11 @@ PROBE_TIMEOUT_S = 30.0
 #: Size cap of a step's private ``/tmp`` (memory-backed); TMPDIR points to disk anyway.
 SCRATCH_TMP_BYTES = 1024 * 1024 * 1024
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
-#: System folders hidden from every step: sockets of local services live there.
-SYSTEM_HIDDEN: tuple[str, ...] = ("/run",)
+#: System folders hidden from every step: sockets of local services, the host's SSH keys.
+SYSTEM_HIDDEN: tuple[str, ...] = ("/run", "/etc/ssh")
+#: System files covered by ``/dev/null`` (unreadable: binds are ``nodev``), because a harness run
+#: as root would otherwise read them as their owner.
+SYSTEM_MASKED: tuple[str, ...] = ("/etc/shadow", "/etc/gshadow")
 
 _LOG_NAME = re.compile(r"\d+-(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\.log")
 _VERSION = re.compile(r"bubblewrap\s+(?P<version>\S+)")
@@ -92,7 +96,9 @@ def _last_line(text: str) -> str:
 
 def namespace_flags(*, network: bool) -> list[str]:
     """The flags every sandboxed step gets, plus ``--unshare-net`` without network."""
-    flags = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    # --cap-drop ALL: bwrap run by root otherwise leaves the step every capability, and one of
+    # them (CAP_SYS_ADMIN) is enough to remount the read-only binds writable.
+    flags = ["--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
     if not network:
         flags.append("--unshare-net")
     return flags
@@ -200,6 +206,7 @@ class Policy:
     writable: tuple[Path, ...] = ()
     read_only: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()
     network: bool = False
     scratch_bytes: int = SCRATCH_TMP_BYTES
 
@@ -266,6 +273,9 @@ def bwrap_argv(
         args += ["--tmpfs", os.fspath(path)]
     for path in read_only:
         args += ["--ro-bind", os.fspath(path), os.fspath(path)]
+    for path in _unique(policy.masked):
+        if exists(path) and not is_dir(path) and not _under(path, covered):
+            args += ["--ro-bind", os.devnull, os.fspath(path)]
     for path in writable:
         args += ["--bind", os.fspath(path), os.fspath(path)]
     for path in hidden:
@@ -318,6 +328,7 @@ class CaseLayout:
     caches: tuple[Path, ...] = ()
     read_only: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()
     suites_network: bool = False
     offline: bool = False
 
@@ -346,6 +357,7 @@ def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = 
         writable=tuple(writable),
         read_only=tuple(read_only),
         hidden=layout.hidden,
+        masked=layout.masked,
         network=network,
     )
 
@@ -475,6 +487,7 @@ def case_layout(
         caches=tuple(_real(p) for p in caches),
         read_only=(*paths.interpreters, paths.package, *paths.programs, *paths.extra),
         hidden=tuple(hidden),
+        masked=tuple(Path(p) for p in SYSTEM_MASKED),
         suites_network=suites_network,
         offline=offline,
     )

@@ -86,6 +86,19 @@ def test_mounts_come_in_the_order_that_keeps_hidden_folders_hidden(tmp_path: Pat
     assert flag_pairs(argv, "--chdir") == [str(checkout)]
     for flag in ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"):
         assert flag in argv
+    assert flag_pairs(argv, "--cap-drop") == ["ALL"]
+
+
+def test_masked_files_are_covered_unless_already_hidden(tmp_path: Path) -> None:
+    files = {Path("/etc/shadow"), Path("/srv/hidden/inner")}
+    dirs = {Path("/srv/hidden")}
+    policy = Policy(hidden=(Path("/srv/hidden"),), masked=(Path("/etc/shadow"), Path("/srv/hidden/inner"), Path("/etc/none")))
+    argv = bwrap_argv(
+        "bwrap", policy, ["true"], cwd=tmp_path, env={}, exists=lambda p: p in files | dirs, is_dir=lambda p: p in dirs
+    )
+    start = argv.index("/etc/shadow")
+    assert argv[start - 2 : start + 1] == ["--ro-bind", os.devnull, "/etc/shadow"]
+    assert "/srv/hidden/inner" not in argv and "/etc/none" not in argv
 
 
 def test_the_network_is_kept_only_when_the_policy_says_so(tmp_path: Path) -> None:
@@ -516,3 +529,21 @@ def test_round_one_records_load_without_the_field() -> None:
     records = read_round(Path(__file__).resolve().parents[1] / "results" / "round-1")
     assert len(records) >= 20
     assert {record.provenance.sandbox for record in records.values()} == {None}
+
+
+@needs_bwrap
+def test_a_step_has_no_capabilities_and_cannot_read_the_shadow_file(tmp_path: Path) -> None:
+    executor, made, env = sandbox(tmp_path, masked=(Path("/etc/shadow"),))
+    code = """
+    import subprocess
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+    print("CapEff", status["CapEff"].strip())
+    try:
+        print("shadow", repr(open("/etc/shadow").read()))
+    except OSError as error:
+        print("shadow unreadable", error.errno)
+    """
+    done = run_python(executor, made, env, "fix", code)
+    assert done.exit_code == 0, done.output()
+    assert "CapEff 0000000000000000" in done.output()
+    assert "shadow unreadable" in done.output() or "shadow ''" in done.output()
