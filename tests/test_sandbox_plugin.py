@@ -64,6 +64,16 @@ for name, path in targets["writes"].items():
         report["writes"][name] = "written"
     except OSError as error:
         report["writes"][name] = error.strerror
+for path in targets.get("remount", []):  # a capability would let it make the read-only writable
+    codes = [subprocess.run(["mount", "-o", "remount,bind,rw", point], capture_output=True).returncode
+             for point in ("/", path)]
+    report["remount"] = codes
+    try:
+        with open(os.path.join(path, "HOSTILE-remounted.txt"), "w") as handle:
+            handle.write("hostile\n")
+        report["writes"]["after remount"] = "written"
+    except OSError as error:
+        report["writes"]["after remount"] = error.strerror
 report["reads"] = {}
 for name, path in targets["reads"].items():
     try:
@@ -91,7 +101,9 @@ print("hostile suite done")
 '''
 
 
-def hostile_project(pytester: pytest.Pytester, *, writes: dict[str, Path], reads: dict[str, Path]) -> Path:
+def hostile_project(
+    pytester: pytest.Pytester, *, writes: dict[str, Path], reads: dict[str, Path], remount: tuple[Path, ...] = ()
+) -> Path:
     """A pytester project whose only fixture runs the hostile suite as its test command."""
     target = pytester.path / "cases" / "fixtures" / "hostile"
     shutil.copytree(FIXTURES / "refused", target, ignore=shutil.ignore_patterns("__pycache__", "expected.json"))
@@ -109,6 +121,7 @@ def hostile_project(pytester: pytest.Pytester, *, writes: dict[str, Path], reads
                 "secret": SECRET,
                 "writes": {k: str(v) for k, v in writes.items()},
                 "reads": {k: str(v) for k, v in reads.items()},
+                "remount": [str(path) for path in remount],
             }
         ),
         encoding="utf-8",
@@ -174,7 +187,8 @@ def test_a_hostile_suite_gets_nothing_under_bwrap(
         "results": results / "old.json",
         "real home": harness_env / ".netrc",
     }
-    hostile_project(pytester, writes=writes, reads={"real home": harness_env / ".netrc"})
+    package = Path(pytest_obelize_bench.__file__).parent
+    hostile_project(pytester, writes=writes, reads={"real home": harness_env / ".netrc"}, remount=(package,))
     try:
         result, home = run_fixtures(pytester, "bwrap", *xdist)
         assert result.ret == 0, result.stdout.str()[-3000:]
@@ -184,8 +198,9 @@ def test_a_hostile_suite_gets_nothing_under_bwrap(
         for report in found:
             assert report["environ_read"] >= 1 and report["secret_seen_in"] == []
             assert report["own_env_has_secret"] is False
-            assert set(report["writes"]) == set(writes)
+            assert set(report["writes"]) == {*writes, "after remount"}
             assert all(outcome != "written" for outcome in report["writes"].values()), report["writes"]
+            assert 0 not in report["remount"]
             assert report["reads"] == {"real home": None}
             assert report["home"] == str(home)
         for name, path in writes.items():
@@ -199,8 +214,9 @@ def test_a_hostile_suite_gets_nothing_under_bwrap(
         record = record_of(pytester)
         assert record["provenance"]["sandbox"] == f"bwrap {PROBE.version} (no network at any step)"
         assert [step["name"] for step in record["steps"]] == ["baseline", "fix", "after"]
+        assert not (package / "HOSTILE-remounted.txt").exists()
     finally:
-        for path in writes.values():
+        for path in (*writes.values(), package / "HOSTILE-remounted.txt"):
             if path.name.startswith("HOSTILE-"):
                 path.unlink(missing_ok=True)
 
