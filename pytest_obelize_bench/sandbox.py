@@ -36,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -105,7 +106,7 @@ def namespace_flags(*, network: bool) -> list[str]:
 
 
 def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S) -> Probe:
-    """Whether bwrap runs here: its version, then ``true`` under the flags every step uses.
+    """Whether bwrap runs here: its version, then ``true`` under the flags and mounts steps use.
 
     The second command is what fails on a machine whose kernel forbids unprivileged user
     namespaces or whose container forbids mounts, so a usable ``--version`` alone proves nothing.
@@ -124,9 +125,16 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
     match = _VERSION.search(asked.stdout)
     if asked.returncode != 0 or match is None:
         return Probe(path, None, f"{path} --version said {_last_line(asked.stdout + asked.stderr)!r}, not a bubblewrap version")
-    argv = [path, *namespace_flags(network=False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", true]
     try:
-        tried = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
+            # Every kind of mount and option a step uses, so an older bwrap fails here, not per step.
+            (Path(scratch) / "hidden").mkdir()
+            (Path(scratch) / "kept").mkdir()
+            policy = Policy(writable=(Path(scratch) / "kept",), hidden=(Path(scratch) / "hidden",))
+            argv = bwrap_argv(path, policy, [true], cwd=Path(scratch) / "kept", env=env)
+            tried = subprocess.run(
+                argv, check=False, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
+            )
     except (OSError, subprocess.TimeoutExpired) as error:
         return Probe(path, match["version"], f"a sandboxed true could not run: {error}")
     if tried.returncode != 0:
