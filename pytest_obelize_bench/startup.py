@@ -99,6 +99,7 @@ def build_context(
         exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
     except ValueError as exc:
         raise pytest.UsageError(f"--exclude-newer: {exc}") from None
+    sandbox = sandbox_settings(config, probe=not collect_only)  # before a tool venv is built
     spec = config.getoption("--obelize")
     if mode == "fixtures" and spec:
         raise pytest.UsageError("--fixtures-only runs the obelize installed beside the harness; --obelize does not apply")
@@ -114,7 +115,6 @@ def build_context(
         tool_json = json.loads(tool.to_json())
         for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
             packs[pack] = pack_provenance(tool, pack)
-    sandbox = sandbox_settings(config, probe=not collect_only)
     return RoundContext(
         mode="fixtures" if mode == "fixtures" else "round",
         round=config.getoption("--bench-round"),
