@@ -40,9 +40,14 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .executor import Completed, Executor
+
+if TYPE_CHECKING:
+    from .cases import Case
+    from .context import RoundContext
+    from .workspace import Workspace
 
 SandboxMode = Literal["auto", "bwrap", "none"]
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "none")
@@ -501,11 +506,12 @@ def case_layout(
     )
 
 
-def sandbox_for_case(inner: Executor, context: Any, case: Any, workspace: Any, env: Mapping[str, str]) -> Executor:
+def sandbox_for_case(
+    inner: Executor, context: RoundContext, case: Case, workspace: Workspace, env: Mapping[str, str]
+) -> Executor:
     """``inner`` wrapped for this case when the session's sandbox is on, else ``inner`` itself.
 
-    ``context`` is the round's ``RoundContext``, ``case`` its ``Case`` and ``workspace`` its
-    ``Workspace``; ``env`` is the step environment (its cache variables are the caches).
+    ``env`` is the step environment: its cache variables name the caches a step may write.
     """
     settings = Settings.from_json(context.sandbox)
     if not settings.enabled or settings.program is None:
