@@ -311,7 +311,7 @@ runs = repo / ".obelize" / "runs"
 runs.mkdir(parents=True, exist_ok=True)
 folder = runs / "r1"
 if (repo / "HOSTILE").exists():
-    outside = repo.parent / "outside-run"
+    outside = Path(os.environ["HOME"]) / "outside-run"  # outside the checkout, writable even in the sandbox
     outside.mkdir(exist_ok=True)
     for name in ("findings.json", "plan.json", "run.json"):
         (outside / name).write_text("{}")
