@@ -35,6 +35,8 @@ class RoundContext:
     harness: dict[str, Any] = field(default_factory=dict)
     #: seconds per step name (``limits.DEFAULT_LIMITS`` with ``--bench-step-timeout`` over them)
     step_limits: dict[str, float] = field(default_factory=dict)
+    #: ``sandbox.Settings`` as JSON: probed once on the controller, never again on a worker.
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
     @property
     def round_label(self) -> str:

@@ -156,7 +156,9 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
             if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
                 extra["UV_CACHE_DIR"] = context.uv_cache
         run.env = step_environment(os.environ, home=workspace.home, extra=extra)
-        executor = ProcessExecutor()
+        from pytest_obelize_bench.sandbox import sandbox_for_case
+
+        executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
         run.runner = StepRunner(
             OfflineExecutor(executor) if run.offline else executor,
             logs=workspace.logs,
@@ -343,6 +345,13 @@ def run_steps(run: CaseRun) -> None:
         run.attempt(stage)
 
 
+def _sandbox_label(run: CaseRun) -> str:
+    from pytest_obelize_bench.sandbox import Settings, provenance_label
+
+    settings = Settings.from_json(run.context.sandbox)
+    return provenance_label(settings, suites_network=run.case.tests_require_network, offline=run.offline)
+
+
 def build_record(run: CaseRun) -> Record:
     """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
     from pytest_obelize_bench.grade import grade
@@ -392,6 +401,7 @@ def build_record(run: CaseRun) -> Record:
         harness_commit=context.harness.get("commit"),
         harness_tree_dirty=context.harness.get("tree_dirty"),
         allow_dirty=context.allow_dirty if context.mode == "round" else None,
+        sandbox=_sandbox_label(run),
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

@@ -87,6 +87,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run every selected case K times, each attempt its own item (case[attempt-N]) in a fresh tree",
     )
     group.addoption(
+        "--bench-sandbox",
+        choices=("auto", "bwrap", "none"),
+        default="auto",
+        help="run every step of a repository's code under bubblewrap: auto (when it works, else warn), bwrap (required), none",
+    )
+    group.addoption(
         "--bench-update-expected",
         action="store_true",
         help="with --fixtures-only: rewrite each fixture's expected.json from this run instead of comparing",
@@ -319,6 +325,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     controller = config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.terminal_summary(terminalreporter, list_tiers=REPORT_CHAR in terminalreporter.reportchars)
+    context = config.stash.get(CONTEXT_KEY, None)
+    warning = (context.sandbox or {}).get("warning") if context is not None and is_controller(config) else None
+    if warning:
+        terminalreporter.write_line(f"obelize-bench: {warning}", yellow=True, bold=True)
 
 
 def tier_gate(config: pytest.Config) -> set[str]:

@@ -102,6 +102,8 @@ class Provenance(_Model):
     harness_commit: str | None = None
     harness_tree_dirty: bool | None = None
     allow_dirty: bool | None = None
+    #: ``bwrap <version> (<the suites' network>)`` or ``none``; null in records older than it.
+    sandbox: str | None = None
 
 
 class Record(_Model):

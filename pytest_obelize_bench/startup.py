@@ -105,6 +105,7 @@ def build_context(
         step_limits = parse_limits(config.getoption("--bench-step-timeout"))
     except LimitError as exc:
         raise pytest.UsageError(str(exc)) from None
+    sandbox = sandbox_settings(config, probe=not collect_only)  # before a tool venv is built
     spec = config.getoption("--obelize")
     if mode == "fixtures" and spec:
         raise pytest.UsageError("--fixtures-only runs the obelize installed beside the harness; --obelize does not apply")
@@ -138,7 +139,21 @@ def build_context(
         packs=packs,
         harness=harness,
         step_limits=step_limits,
+        sandbox=sandbox,
     )
 
 
-__all__ = ["build_context", "harness_provenance", "load_items"]
+def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]:
+    """``--bench-sandbox`` decided once, on the controller: bwrap is probed here and nowhere else."""
+    from pytest_obelize_bench.sandbox import SandboxUnavailable, Settings, choose
+
+    mode = config.getoption("--bench-sandbox")
+    if not probe:  # --collect-only runs no step
+        return Settings(mode=mode).to_json()
+    try:
+        return choose(mode).to_json()
+    except SandboxUnavailable as exc:
+        raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
+
+
+__all__ = ["build_context", "harness_provenance", "load_items", "sandbox_settings"]

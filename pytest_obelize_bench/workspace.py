@@ -5,6 +5,7 @@ Layout under the work root (``--bench-work``, by default ``<system temp>/obelize
     <root>/<round>/<case>/            the checkout
     <root>/<round>/<case>.logs/       step logs; artefacts/ below it
     <root>/home/<round>/<case>/       the HOME every step of the case sees
+    <root>/tmp/<round>/<case>/        the TMPDIR of its sandboxed steps
 
 Logs and HOME sit outside the checkout so nothing the harness writes is seen by obelize or by the
 repository's suite.  A rerun of a case starts clean.
@@ -36,7 +37,7 @@ ANCESTOR_CONFIGS: tuple[str, ...] = (
 )
 
 #: Names under the work root the harness keeps for itself; no round may be called so.
-RESERVED_ROUND_LABELS = frozenset({"home", "uv-cache", "git-cache"})
+RESERVED_ROUND_LABELS = frozenset({"home", "tmp", "uv-cache", "git-cache"})
 
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -55,6 +56,7 @@ class Workspace:
     logs: Path
     home: Path
     artefacts: Path
+    tmp: Path
 
 
 def safe_component(text: str, what: str) -> str:
@@ -101,10 +103,11 @@ def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
         logs=round_dir / f"{case_id}.logs",
         home=root / "home" / round_label / case_id,
         artefacts=round_dir / f"{case_id}.logs" / "artefacts",
+        tmp=root / "tmp" / round_label / case_id,
     )
-    for path in (space.checkout, space.logs, space.home):
+    for path in (space.checkout, space.logs, space.home, space.tmp):
         _remove(path)
-    for path in (space.logs, space.artefacts, space.home):
+    for path in (space.logs, space.artefacts, space.home, space.tmp):
         path.mkdir(parents=True, exist_ok=True)
     return space
 

@@ -86,7 +86,8 @@ def test_pytest_timeout_leaves_a_timeout_record_not_a_missing_one(pytester: pyte
 def test_a_killed_worker_gives_its_case_a_worker_lost_record(pytester: pytest.Pytester) -> None:
     add_fixture(pytester, "killer", 'python -c "import os, signal; os.kill(os.getppid(), signal.SIGKILL)"')
     shutil.copytree(FIXTURES / "clean", pytester.path / "cases" / "fixtures" / "clean")
-    result = run(pytester, "-n", "2")
+    # Unsandboxed: inside bwrap's PID namespace a suite cannot reach the worker at all.
+    result = run(pytester, "-n", "2", "--bench-sandbox=none")
     text = result.stdout.str()
     assert "crashed while running" in text
     result.stdout.fnmatch_lines(["error (1): killer", "verified_success (1): clean"])
@@ -122,7 +123,8 @@ def test_sigterm_kills_the_running_step_and_says_how_many_cases_are_missing(pyte
     add_fixture(pytester, "b-later", "python check.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "--fixtures-only", "-p", "no:cacheprovider", "-rT",
+        # Unsandboxed, so the suite can leave its host PID where the test reads it.
+        [sys.executable, "-m", "pytest", "--fixtures-only", "-p", "no:cacheprovider", "-rT", "--bench-sandbox=none",
          f"--bench-work={pytester.path / 'work'}"],
         cwd=pytester.path,
         env=env,

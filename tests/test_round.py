@@ -19,6 +19,7 @@ import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.record import comparable, parse_record
+from pytest_obelize_bench.sandbox import probe_bwrap
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import git, make_repo
 
@@ -107,6 +108,7 @@ def parallel_round(
         f"--bench-work={root / 'work'}",
         f"--bench-results={root / 'results'}",
         "--bench-fail-on=wrong",
+        "--bench-sandbox=none",  # the serial round is sandboxed where bwrap works: the records must agree
         "-n",
         "2",
     )
@@ -164,6 +166,8 @@ def test_provenance_names_what_ran(serial_round: Any) -> None:
     assert provenance["obelize_version"] == "0.8.0" and provenance["obelize_commit"] is None
     assert provenance["pack_sha256"] == "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
     assert provenance["uv_version"] and provenance["harness_version"] and provenance["allow_dirty"] is True
+    probe = probe_bwrap()
+    assert provenance["sandbox"] == (f"bwrap {probe.version} (suites without network)" if probe.works else "none")
 
 
 def test_no_record_holds_an_absolute_path(serial_round: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -201,12 +205,15 @@ def test_the_tier_is_a_junit_property(serial_round: Any) -> None:
     assert '<property name="tier" value="verified_success" />' in junit
 
 
-def test_the_same_round_under_xdist_gives_the_same_records(serial_round: Any, parallel_round: Any) -> None:
+def test_the_same_round_under_xdist_and_without_the_sandbox_gives_the_same_records(
+    serial_round: Any, parallel_round: Any
+) -> None:
     project, _ = serial_round
     root, done = parallel_round
     serial = {k: comparable(parse_record(json.dumps(v))) for k, v in records_of(project / "results" / "round-2").items()}
     parallel = {k: comparable(parse_record(json.dumps(v))) for k, v in records_of(root / "results" / "round-2").items()}
     assert parallel == serial
+    assert {record["provenance"]["sandbox"] for record in records_of(root / "results" / "round-2").values()} == {"none"}
 
 
 def test_under_xdist_the_gate_exits_6_and_the_summary_prints_once(parallel_round: Any) -> None:
@@ -304,7 +311,7 @@ runs = repo / ".obelize" / "runs"
 runs.mkdir(parents=True, exist_ok=True)
 folder = runs / "r1"
 if (repo / "HOSTILE").exists():
-    outside = repo.parent / "outside-run"
+    outside = Path(os.environ["HOME"]) / "outside-run"  # outside the checkout, writable even in the sandbox
     outside.mkdir(exist_ok=True)
     for name in ("findings.json", "plan.json", "run.json"):
         (outside / name).write_text("{}")
