@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pytest_obelize_bench.dryrun import OUTCOMES, DryRunDocument, pack_slug
-from pytest_obelize_bench.measure_document import NULL, table
+from pytest_obelize_bench.markdown import NULL, table
 from pytest_obelize_bench.stats import rate_of
 
 #: How many bails the block lists, most frequent first.

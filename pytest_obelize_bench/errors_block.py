@@ -7,15 +7,15 @@ inputs always give the same bytes and ``summarize --check`` can compare them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from pytest_obelize_bench.errors_review import DISPOSITIONS, ReviewFile
 from pytest_obelize_bench.errors_states import STATES, Analysis
+from pytest_obelize_bench.markdown import NULL, table
 
 HEADING = "#### Error analysis"
-NULL = "--"
+
 
 
 @dataclass(frozen=True)
@@ -132,18 +132,6 @@ def figures_dict(figures: ErrorFigures) -> dict[str, Any]:
 # -- markdown -----------------------------------------------------------------------------------
 
 
-def _cell(value: object) -> str:
-    if value is None:
-        return NULL
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: Sequence[str], align: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines.extend("| " + " | ".join(_cell(value) for value in row) + " |" for row in rows)
-    return lines
-
-
 def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else NULL
 
@@ -162,7 +150,7 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
         + (f" and the dispositions in `cases/errors-round-{round_number}.yaml`." if figures.reviewed else "; no reviewer file yet."),
         "",
     ]
-    lines += _table(
+    lines += table(
         ("What happened to the row", "Rows", "Share"),
         ("---", "---:", "---:"),
         [*((state, figures.states[state], _share(figures.states[state], total)) for state in STATES), ("total", total, _share(total, total))],
@@ -176,7 +164,7 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
         ),
         "",
     ]
-    lines += _table(
+    lines += table(
         ("Case", "Key rows", "Migrated", "Withheld", "Derived", "Missed"),
         ("---", "---:", "---:", "---:", "---:", "---:"),
         [
@@ -197,7 +185,7 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
         ),
         "",
     ]
-    lines += _table(
+    lines += table(
         ("Cause", "Class", "Rows", "Derived rows", "Lever", "Disposition", "Recorded"),
         ("---", "---", "---:", "---:", "---:", "---", "---"),
         [
@@ -207,14 +195,14 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
     )
     if figures.reviewed:
         lines += [""]
-        lines += _table(
+        lines += table(
             ("Disposition", "Causes", "Rows"),
             ("---", "---:", "---:"),
             [(d, figures.dispositions[d]["causes"], figures.dispositions[d]["rows"]) for d in DISPOSITIONS],
         )
     lines += ["", f"Misses ({len(figures.misses)}): key rows no pass reported, with the reviewer's cause.", ""]
     if figures.misses:
-        lines += _table(
+        lines += table(
             ("Case", "Row", "Symbol", "Cause"),
             ("---", "---", "---", "---"),
             [(m.case, f"`{m.path}:{m.line}`", f"`{m.symbol}`", m.cause) for m in figures.misses],
@@ -223,7 +211,7 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
         lines.append("_None._")
     lines += ["", f"Unexpected findings ({len(figures.unexpected)}): actionable findings no key row claims.", ""]
     if figures.unexpected:
-        lines += _table(
+        lines += table(
             ("Case", "Finding", "Kind", "Symbol", "Cause"),
             ("---", "---", "---", "---", "---"),
             [(u.case, f"`{u.path}:{u.line}`", u.kind, f"`{u.symbol}`", u.cause) for u in figures.unexpected],

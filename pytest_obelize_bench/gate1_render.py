@@ -8,8 +8,8 @@ from pathlib import Path
 from pytest_obelize_bench.frame import Frame, load_frame
 from pytest_obelize_bench.gate1_figures import CLASSIFIED_SINCE_PROTOCOL, sample_figures
 from pytest_obelize_bench.labels import AnswerKey, load_keys
+from pytest_obelize_bench.markdown import NULL, table
 from pytest_obelize_bench.matching import KeyMatch, Row, match_key, pooled
-from pytest_obelize_bench.measure_document import NULL, table
 from pytest_obelize_bench.scanrecord import ScanDocument, load_scan_document
 from pytest_obelize_bench.stats import Rate, rate_of
 

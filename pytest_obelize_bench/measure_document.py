@@ -9,10 +9,9 @@ published records alone.  ``measurement_blocks`` renders every block whose recor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
-NULL = "--"
 _NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+")
 
 
@@ -22,20 +21,6 @@ def begin_marker(name: str) -> str:
 
 def end_marker(name: str) -> str:
     return f"<!-- {name}:end -->"
-
-
-def cell(value: object) -> str:
-    """A table cell: null is ``--``; pipes and line breaks cannot break the table."""
-    if value is None:
-        return NULL
-    text = str(value)
-    return " ".join(text.replace("|", "\\|").split())
-
-
-def table(header: Sequence[str], align: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines.extend("| " + " | ".join(cell(value) for value in row) + " |" for row in rows)
-    return lines
 
 
 def _section(name: str, block: str) -> str:
@@ -152,10 +137,8 @@ __all__ = [
     "apply_blocks",
     "apply_measurements",
     "begin_marker",
-    "cell",
     "check_measurements",
     "end_marker",
     "measurement_blocks",
     "stale_block",
-    "table",
 ]

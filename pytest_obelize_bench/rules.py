@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from pytest_obelize_bench.cases import (
+from pytest_obelize_bench.schema import (
     CONTROL_SHAPES,
     EXACT_VERSION,
     FULL_SHA,
@@ -34,7 +34,7 @@ from pytest_obelize_bench.cases import (
 )
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.cases import Case, _FileHead
+    from pytest_obelize_bench.schema import Case, _FileHead
 
 #: Every rule, in the order ``check-cases`` prints them.
 RULES: dict[str, str] = {
