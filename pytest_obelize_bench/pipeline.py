@@ -377,7 +377,10 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
     item.bench_tier = record.tier  # type: ignore[attr-defined]
     if record.error is not None:
         error = record.error
-        item.bench_error_line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"  # type: ignore[attr-defined]
+        line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"
+        if run.workspace is not None:  # the terminal shows paths resolved; the record keeps its labels
+            line = line.replace("<logs>", str(run.workspace.logs)) + f" (logs: {run.workspace.logs})"
+        item.bench_error_line = line  # type: ignore[attr-defined]
     if run.artefacts is not None:
         from pytest_obelize_bench.runfolder import artefacts_to_json
 

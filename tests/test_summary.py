@@ -24,21 +24,25 @@ from pytest_obelize_bench.record import (
     Record,
     SuiteResult,
 )
-from pytest_obelize_bench.summary import (
+from pytest_obelize_bench.compare import compare_rounds
+from pytest_obelize_bench.document import (
     DOCUMENT_NAME,
-    RoundData,
     begin_marker,
     check_document,
-    compare_rounds,
     end_marker,
-    load_round,
     render_document,
-    render_round_block,
-    round_summary,
+)
+from pytest_obelize_bench.roundfiles import (
+    load_round,
     rounds_on_disk,
     summarize,
-    terminal_lines,
     write_round_outputs,
+)
+from pytest_obelize_bench.summary import (
+    RoundData,
+    render_round_block,
+    round_summary,
+    terminal_lines,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,7 +326,7 @@ def test_controls_suites_and_errors() -> None:
     assert "| `ctl2` | already-migrated | 2 | 1 | `wrong` | no |" in controls
     assert "Held: 1 of 2 controls with a record, 50.0% [9.5%, 90.5%] (95% Wilson)." in controls
     errors = section(block, "What errored")
-    assert "| `boom` | install | install_failed | exit 1 \\| see log |" in errors
+    assert "| `boom` | install | install_failed | infrastructure | exit 1 \\| see log |" in errors
     assert "| Cases | all | 2 | 1 |" in block  # an errored case stays in n
 
 
