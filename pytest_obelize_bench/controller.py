@@ -152,11 +152,14 @@ class Controller:
         )
         self.progress.start()
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-        """Preflight the cases this session will run (without xdist; under xdist, see below)."""
-        if self.writes_results and not hasattr(config, "workerinput") and config.pluginmanager.get_plugin("dsession") is None:
-            self._preflight([getattr(item, "bench_case", None) for item in items])
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Preflight the cases this session will run, once every selection (-k, -m, --lf) is made.
+
+        Under xdist the controller collects nothing; the first worker's collection is used below.
+        """
+        config = session.config
+        if self.writes_results and config.pluginmanager.get_plugin("dsession") is None:
+            self._preflight([getattr(item, "bench_case", None) for item in session.items])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
