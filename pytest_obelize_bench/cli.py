@@ -10,9 +10,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from pytest_obelize_bench.cases import CaseFileError, check_case_file, load_case_file
+from pytest_obelize_bench import __version__
+from pytest_obelize_bench.cases import (
+    CaseFile,
+    CaseFileError,
+    check_case_file,
+    load_case_file,
+)
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.summary import RoundData
 
 DEFAULT_CASES = Path("cases/cases.yaml")
 DEFAULT_RESULTS = Path("results")
@@ -85,35 +94,211 @@ def ceiling_report(path: Path, out: TextIO) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
+def _side(text: str, results: Path, case_file: CaseFile, round_number: int | None) -> tuple[str, RoundData]:
+    """One side of ``compare``: a round number, a run id, or a folder of records."""
+    from pytest_obelize_bench.published import read_published
+    from pytest_obelize_bench.roundfiles import load_round
+    from pytest_obelize_bench.runs import read_run_records, runs_root
+    from pytest_obelize_bench.summary import RoundData
+
+    ids = [case.id for case in case_file.cases]
+    if text.isdigit():
+        return f"round {text}", load_round(results, case_file, int(text))
+    path = Path(text)
+    if not path.is_dir():
+        rounds = [round_number] if round_number is not None else sorted(
+            int(p.name.split("-", 1)[1]) for p in results.glob("round-*") if p.name.split("-", 1)[1].isdigit()
+        )
+        for number in rounds:
+            candidate = runs_root(results, number) / text
+            if (candidate / "run.json").is_file():
+                return f"run {text}", RoundData(number, list(case_file.cases), read_run_records(candidate, ids).records)
+        raise ValueError(f"{text} is neither a round number, a run id under {results}, nor a folder")
+    number = round_number if round_number is not None else case_file.round
+    if (path / "run.json").is_file():
+        return str(path), RoundData(number, list(case_file.cases), read_run_records(path, ids).records)
+    return str(path), RoundData(number, list(case_file.cases), read_published(path, ids).records)
+
+
+def compare(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_obelize_bench.compare import compare_rounds
+
+    case_file = load_case_file(args.cases)
+    try:
+        (la, a), (lb, b) = (_side(x, args.results, case_file, args.round_number) for x in (args.first, args.second))
+    except ValueError as exc:
+        print(f"obelize-bench compare: {exc}", file=out)
+        return 2
+    for label, side in ((la, a), (lb, b)):
+        if not side.records:
+            print(f"obelize-bench compare: {label} has no records; nothing to compare", file=out)
+            return 2
+    _print_problems(compare_rounds(a, b, (la, lb)), out)
+    return 0
+
+
+def list_runs_report(results: Path, cases: Path, round_number: int | None, out: TextIO) -> int:
+    """Every run of a round (or of every round): id, tool, complete or not, tier counts."""
+    from collections import Counter
+
+    from pytest_obelize_bench.publication_note import expected_cases, read_publication
+    from pytest_obelize_bench.record import TIERS, RecordError
+    from pytest_obelize_bench.runs import (
+        incomplete_reasons,
+        list_runs,
+        read_run_records,
+    )
+
+    case_file = load_case_file(cases)
+    ids = [case.id for case in case_file.cases]
+    rounds = [round_number] if round_number is not None else sorted(
+        int(p.name.split("-", 1)[1]) for p in Path(results).glob("round-*") if p.name.split("-", 1)[1].isdigit()
+    )
+    shown = 0
+    for number in rounds:
+        try:
+            note = read_publication(Path(results) / f"round-{number}")
+        except RecordError:
+            note = None
+        for folder, manifest, problem in list_runs(results, number):
+            shown += 1
+            if manifest is None:
+                print(f"round {number}  {folder.name}  unreadable: {problem}", file=out)
+                continue
+            found = read_run_records(folder, ids)
+            if manifest.kind == "imported":
+                counts: Counter[str] = Counter()
+                for case in manifest.cases_recorded:
+                    record = _published_record(Path(results), number, case)
+                    if record is not None:
+                        counts[record] += 1
+                state = "imported"
+            else:
+                counts = Counter(record.tier for record in found.records.values())
+                expected = expected_cases(case_file, number) if number == case_file.round else manifest.cases_expected
+                reasons = incomplete_reasons(manifest, found.records, expected)
+                state = "complete" if not reasons else "partial: " + "; ".join(reasons)
+            published = "  PUBLISHED" if note is not None and note.run == manifest.run else ""
+            tools = ", ".join(manifest.tools_recorded) or "--"
+            tiers = ", ".join(f"{tier} {counts[tier]}" for tier in TIERS if counts[tier])
+            print(f"round {number}  {manifest.run}  {tools}  {state}  [{tiers or 'no records'}]{published}", file=out)
+    if not shown:
+        print(f"no runs under {results}", file=out)
+    return 0
+
+
+def _published_record(results: Path, number: int, case: str) -> str | None:
+    from pytest_obelize_bench.published import read_published
+
+    found = read_published(results / f"round-{number}", [case])
+    record = found.records.get(case)
+    return None if record is None else record.tier
+
+
+def show(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_obelize_bench.published import read_case_record
+    from pytest_obelize_bench.record import RecordError
+    from pytest_obelize_bench.runfolder import artefacts_from_json
+    from pytest_obelize_bench.runs import list_runs, run_folder
+    from pytest_obelize_bench.show import explain_case, print_explanation
+    from pytest_obelize_bench.workspace import default_work_root
+
+    case_file = load_case_file(args.cases)
+    number = args.round_number if args.round_number is not None else case_file.round
+    round_folder = Path(args.results) / f"round-{number}"
+    case_id = args.case
+    if args.run:
+        folder = run_folder(args.results, number, args.run)
+        source = f"run {args.run} of round {number}"
+    elif (round_folder / f"{case_id}.json").exists():
+        folder, source = round_folder, f"published round {number}"
+    else:
+        with_case = [f for f, m, _ in list_runs(args.results, number) if m is not None and (f / f"{case_id}.json").is_file()]
+        if not with_case:
+            print(f"obelize-bench show: no record of {case_id} in round {number} (published or in a run)", file=out)
+            return 2
+        folder, source = with_case[-1], f"run {with_case[-1].name} of round {number} (not published)"
+    try:
+        record = read_case_record(folder / f"{case_id}.json", case_id)
+    except RecordError as exc:
+        print(f"obelize-bench show: {str(exc).splitlines()[0]}", file=out)
+        return 2
+    artefacts = None
+    facts = folder / "artefacts" / f"{case_id}.json"
+    if facts.is_file() and not facts.is_symlink():
+        try:
+            from pytest_obelize_bench.published import read_bounded_text
+
+            artefacts = artefacts_from_json(read_bounded_text(facts, 5 << 20), str(facts))
+        except Exception as exc:  # noqa: BLE001 - a bad facts file is shown as absent, with why
+            print(f"obelize-bench show: {facts}: {exc}", file=out)
+    work = Path(args.work).expanduser() if args.work else default_work_root()
+    logs = work / f"round-{number}" / f"{case_id}.logs"
+    data = explain_case(record, case_file.by_id().get(case_id), artefacts, source=source, logs=logs)
+    print_explanation(data, out, as_json=args.json)
+    return 0
+
+
+def _add_paths(p: argparse.ArgumentParser, *, results: bool = True) -> None:
+    p.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
+    if results:
+        p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="the results folder (default: %(default)s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The console script's arguments; every one of them carries its explanation."""
     parser = argparse.ArgumentParser(
         prog="obelize-bench",
         description="The obelize migration benchmark's commands for what is not a test run "
         "(a round itself is `pytest --bench-round=N`).",
     )
+    parser.add_argument("--version", action="version", version=f"obelize-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check-cases", help="check a case file against every rule of the protocol")
-    p.add_argument("path", nargs="?", type=Path, default=DEFAULT_CASES)
+    p.add_argument("path", nargs="?", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
     p = sub.add_parser("split", help="recompute the dev/holdout split and report where the file differs")
-    p.add_argument("path", nargs="?", type=Path, default=DEFAULT_CASES)
+    p.add_argument("path", nargs="?", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
     p = sub.add_parser("ceiling", help="what caps each case before the round runs")
-    p.add_argument("path", nargs="?", type=Path, default=DEFAULT_CASES)
+    p.add_argument("path", nargs="?", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
     p = sub.add_parser("summarize", help="rewrite (or --check) the round blocks of results/BENCHMARK_RESULTS.md")
-    p.add_argument("--check", action="store_true", help="exit 1 when the document differs from a fresh render")
-    p.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when the document differs from a fresh render, a round folder holds an "
+        "unknown or refused file or a stored tier tier() disagrees with, or the published records are not one complete run",
+    )
+    _add_paths(p)
     p = sub.add_parser("regrade", help="re-grade a round from its stored artefacts and the current case file")
-    p.add_argument("--round", type=int, required=True, dest="round_number")
-    p.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    p.add_argument("--round", type=int, required=True, dest="round_number", help="the round to re-grade")
+    _add_paths(p)
     p.add_argument("--write", action="store_true", help="rewrite the records that changed")
-    p = sub.add_parser("compare", help="paired comparison of verified_success between two rounds (exact McNemar)")
-    p.add_argument("first", type=int)
-    p.add_argument("second", type=int)
-    p.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    p = sub.add_parser(
+        "compare", help="two rounds, runs or folders of records: paired verified_success (exact McNemar) and tier moves"
+    )
+    p.add_argument("first", help="a round number, a run id, or a folder of records")
+    p.add_argument("second", help="the same, for the other side")
+    p.add_argument("--round", type=int, dest="round_number", help="the round a run id or folder belongs to (default: searched)")
+    _add_paths(p)
+    p = sub.add_parser("runs", help="list the runs of a round: id, tool, complete or not, tier counts, which is published")
+    p.add_argument("--round", type=int, dest="round_number", help="only this round (default: every round)")
+    _add_paths(p)
+    p = sub.add_parser("publish", help="publish an earlier complete run as its round (records, summary.json, the block)")
+    p.add_argument("--round", type=int, required=True, dest="round_number", help="the round the run belongs to")
+    p.add_argument("--run", required=True, help="the run id (see `obelize-bench runs`)")
+    p.add_argument(
+        "--with-infra-errors",
+        action="store_true",
+        help="publish even though some cases errored for infrastructure reasons (the document says how many)",
+    )
+    _add_paths(p)
+    p = sub.add_parser("show", help="explain one case's record: tier and why, steps, logs, unmigrated rows, patch")
+    p.add_argument("case", help="the case id")
+    p.add_argument("--round", type=int, dest="round_number", help="the round (default: the case file's)")
+    p.add_argument("--run", help="a run id: show that run's record instead of the published one")
+    p.add_argument("--work", help="the work root the round ran under, for the logs (default: <system temp>/obelize-bench-<uid>)")
+    p.add_argument("--json", action="store_true", help="print the same as JSON")
+    _add_paths(p)
     p = sub.add_parser(
         "gate",
         help="the pre-registered promotion decision between an incumbent run and candidate runs "
@@ -122,16 +307,20 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     p.add_argument("--policy", type=Path, default=Path("cases/promotion.yaml"), help="the policy (default: %(default)s)")
     p.add_argument("--incumbent", required=True, metavar="RUN", help="a run folder, or round-N:RUN_ID")
     p.add_argument("--candidate", required=True, action="append", metavar="RUN", help="a run folder, or round-N:RUN_ID (repeatable)")
-    p.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    _add_paths(p)
     p = sub.add_parser("fixtures", help="run the offline fixtures pass; --update rewrites their expected.json")
-    p.add_argument("--update", action="store_true")
-    p.add_argument("--fixtures", type=Path, default=Path("cases/fixtures"))
+    p.add_argument("--update", action="store_true", help="rewrite each expected.json from this run (only when obelize changed on purpose)")
+    p.add_argument("--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)")
     # error analysis (pytest_obelize_bench.errors_commands)
     from pytest_obelize_bench.errors_commands import add_errors_commands
 
     add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
+    return parser
 
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "check-cases":
@@ -141,7 +330,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "ceiling":
             return ceiling_report(args.path, out)
         if args.command == "summarize":
-            from pytest_obelize_bench.summary import summarize
+            from pytest_obelize_bench.roundfiles import summarize
 
             return summarize(args.results, args.cases, check=args.check, out=out)
         if args.command == "regrade":
@@ -149,14 +338,23 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
             return regrade_round(args.results, args.cases, args.round_number, write=args.write, out=out)
         if args.command == "compare":
-            from pytest_obelize_bench.summary import compare_rounds, load_round
+            return compare(args, out)
+        if args.command == "runs":
+            return list_runs_report(args.results, args.cases, args.round_number, out)
+        if args.command == "publish":
+            from pytest_obelize_bench.publication import publish_run
 
-            case_file = load_case_file(args.cases)
-            lines = compare_rounds(
-                load_round(args.results, case_file, args.first), load_round(args.results, case_file, args.second)
+            outcome = publish_run(
+                args.results,
+                load_case_file(args.cases),
+                args.round_number,
+                args.run,
+                allow_infrastructure_errors=args.with_infra_errors,
             )
-            _print_problems(lines, out)
-            return 0
+            _print_problems(outcome.lines, out)
+            return 0 if outcome.published else 1
+        if args.command == "show":
+            return show(args, out)
         if args.command == "gate":
             from pytest_obelize_bench.gate import run_gate
 
@@ -174,6 +372,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return run_errors_command(args, out)
     except CaseFileError as exc:
         _print_problems(exc.problems, out)
+        return 2
+    except ValueError as exc:
+        print(f"obelize-bench {args.command}: {str(exc).splitlines()[0]}", file=out)
         return 2
     parser.error(f"unknown command {args.command}")
     return 2

@@ -346,7 +346,7 @@ def check(
 def add_errors_commands(sub: Any, default_cases: Path, default_results: Path) -> None:
     """Register ``errors collect`` and ``errors check`` under the console script's subcommands."""
     group = sub.add_parser("errors", help="the round's unmigrated rows by cause, disposition and lever")
-    commands = group.add_subparsers(dest="errors_command", required=True)
+    commands = group.add_subparsers(dest="errors_command", required=True, help="what to do with the error analysis")
     p = commands.add_parser("collect", help="write results/errors/round-N.json from the round's graded facts (once)")
     p.add_argument("--round", type=int, required=True, dest="round_number")
     p.add_argument("--run", default=None, help="collect results/round-N/runs/RUN/ instead of the published round")

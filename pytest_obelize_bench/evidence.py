@@ -76,6 +76,8 @@ class RunManifest(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     run_id: str | None = None
+    #: The run id as ``runs.RunManifest`` writes it.
+    run: str | None = None
     round: int | None = None
     selection: Any = None
     cases_expected: list[str] | None = None
@@ -243,7 +245,8 @@ def read_run(path: Path, label: str, rows_per_case: Mapping[str, int]) -> RunEvi
         seen.add(key)
         artefacts = None if artefacts_folder is None else _read_artefacts(artefacts_folder, entry.name)
         attempts.append(attempt_facts(record, rows_total=rows_per_case.get(record.case), artefacts=artefacts))
-    run_id = (manifest.run_id if manifest is not None and manifest.run_id else None) or folder.name
+    named = None if manifest is None else (manifest.run_id or manifest.run)
+    run_id = named or folder.name
     return RunEvidence(
         label=label,
         path=str(folder),

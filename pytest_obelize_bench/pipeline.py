@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pytest
 
@@ -25,6 +25,13 @@ from pytest_obelize_bench import __version__
 from pytest_obelize_bench.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.errors import CaseError
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.elide import Elider
+    from pytest_obelize_bench.environment import Interpreter
+    from pytest_obelize_bench.steps import StepRunner
+    from pytest_obelize_bench.workspace import Workspace
+
 from pytest_obelize_bench.record import (
     ErrorInfo,
     Provenance,
@@ -41,6 +48,9 @@ MAX_GRADED_FACTS_BYTES = 5_000_000
 FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
 
 
+_T = TypeVar("_T")
+
+
 @dataclass
 class CaseRun:
     """Everything one case has done so far; the fixtures hand it from stage to stage."""
@@ -49,10 +59,10 @@ class CaseRun:
     context: RoundContext
     run_at: str
     attempt_number: int = 1
-    workspace: Any = None
-    runner: Any = None
-    elider: Any = None
-    interpreter: Any = None
+    workspace: Workspace | None = None
+    runner: StepRunner | None = None
+    elider: Elider | None = None
+    interpreter: Interpreter | None = None
     env: dict[str, str] = field(default_factory=dict)
     error: CaseError | None = None
     crash: str | None = None
@@ -72,7 +82,17 @@ class CaseRun:
 
     @property
     def checkout(self) -> Path:
-        return self.workspace.checkout
+        return self.tree().checkout
+
+    # A stage reads what an earlier stage set; reaching one before it is set is a harness bug.
+    def tree(self) -> Workspace:
+        return _set(self.workspace, "workspace")
+
+    def steps(self) -> StepRunner:
+        return _set(self.runner, "runner")
+
+    def venv(self) -> Interpreter:
+        return _set(self.interpreter, "interpreter")
 
     def limit(self, step: str) -> float:
         """The step's time limit for this round (``--bench-step-timeout`` over the defaults)."""
@@ -181,7 +201,7 @@ def stage_checkout(run: CaseRun) -> CaseRun:
 
         owner, _, name = (case.full_name or "").partition("/")
         fetch_checkout(
-            run.runner,
+            run.steps(),
             url=case.repo or "",
             sha=case.sha or "",
             dest=run.checkout,
@@ -215,7 +235,7 @@ def stage_venv(run: CaseRun) -> CaseRun:
         run.uv_version = uv_version()
         venv = run.checkout / ".venv"
         run.interpreter = create_venv(
-            run.runner,
+            run.steps(),
             key=run.case.python or "",
             policy=run.context.interpreter_policy,
             venv=venv,
@@ -223,7 +243,7 @@ def stage_venv(run: CaseRun) -> CaseRun:
             timeout=run.limit("venv"),
         )
         run.env = case_environment(run.env, venv)
-        run.runner.env = run.env
+        run.steps().env = run.env
 
     return run.attempt(stage)
 
@@ -239,39 +259,45 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
 
         case = run.case
         run_install_commands(
-            run.runner,
+            run.steps(),
             case.install,
-            interpreter=run.interpreter.executable,
+            interpreter=run.venv().executable,
             checkout=run.checkout,
             timeout=run.limit("install"),
         )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
         run.sdk_from = install_pinned(
-            run.runner,
+            run.steps(),
             number=4,
             name="install-from",
             distribution=legacy,
             version=case.from_version or "",
-            interpreter=run.interpreter.executable,
+            interpreter=run.venv().executable,
             timeout=run.limit("install"),
         )
 
     return run.attempt(stage)
 
 
+def _set(value: _T | None, name: str) -> _T:
+    if value is None:
+        raise RuntimeError(f"the case's {name} is used before the stage that sets it ran")
+    return value
+
+
 # -- steps 5 to 10 ---------------------------------------------------------------------
 
 
-def _suite(run: CaseRun, phase: str, number: int) -> SuiteResult:
+def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> SuiteResult:
     from pytest_obelize_bench.suite import run_suite
 
     return run_suite(
-        run.runner,
+        run.steps(),
         phase=phase,
         number=number,
         test_cmd=run.case.test_cmd,
-        interpreter=run.interpreter.executable,
-        junit_dir=run.workspace.logs / "junit",
+        interpreter=run.venv().executable,
+        junit_dir=run.tree().logs / "junit",
         timeout=run.limit(phase),
         cwd=run.checkout,
     )
@@ -295,10 +321,10 @@ def run_steps(run: CaseRun) -> None:
     def fix() -> None:
         tool = ToolInfo.from_json(json.dumps(run.context.tool))
         run.artefacts, run.runtime_seconds = run_fix(
-            run.runner, tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix")
+            run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix")
         )
         copy_artefacts(
-            locate_run_folder(run.checkout), run.workspace.artefacts, publish_patch=patch_publishable(case.license)
+            locate_run_folder(run.checkout), run.tree().artefacts, publish_patch=patch_publishable(case.license)
         )
         from pytest_obelize_bench.runfolder import artefacts_to_json
 
@@ -314,8 +340,8 @@ def run_steps(run: CaseRun) -> None:
 
     def compile_step() -> None:
         run.patch_compiles = compile_written(
-            run.runner,
-            interpreter=run.interpreter.executable,
+            run.steps(),
+            interpreter=run.venv().executable,
             checkout=run.checkout,
             written=run.artefacts.written,
             timeout=run.limit("compile"),
@@ -328,15 +354,15 @@ def run_steps(run: CaseRun) -> None:
 
         _, new = PACK_DISTRIBUTIONS[case.pack]
         run.sdk_to = install_pinned(
-            run.runner,
+            run.steps(),
             number=7,
             name="install-to",
             distribution=new,
             version=case.to_version or "",
-            interpreter=run.interpreter.executable,
+            interpreter=run.venv().executable,
             timeout=run.limit("install"),
         )
-        run.packages_sha256 = packages_digest(run.runner, interpreter=run.interpreter.executable, checkout=run.checkout)
+        run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
     def after() -> None:
         run.after = _suite(run, "after", 8)
@@ -427,13 +453,16 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
     item.bench_tier = record.tier  # type: ignore[attr-defined]
     if record.error is not None:
         error = record.error
-        item.bench_error_line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"  # type: ignore[attr-defined]
+        line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"
+        if run.workspace is not None:  # the terminal shows paths resolved; the record keeps its labels
+            line = line.replace("<logs>", str(run.tree().logs)) + f" (logs: {run.tree().logs})"
+        item.bench_error_line = line  # type: ignore[attr-defined]
     if run.artefacts is not None:
         from pytest_obelize_bench.runfolder import artefacts_to_json
 
         item.bench_artefacts_json = artefacts_to_json(run.artefacts)  # type: ignore[attr-defined]
     if run.workspace is not None:
-        (run.workspace.logs / "record.json").write_text(record.to_json(), encoding="utf-8")
+        (run.tree().logs / "record.json").write_text(record.to_json(), encoding="utf-8")
     if run.crash is not None:
         pytest.fail(f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}", pytrace=False)
     if run.offline:

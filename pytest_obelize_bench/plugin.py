@@ -14,6 +14,16 @@ import pytest
 if TYPE_CHECKING:
     from pytest_obelize_bench.cases import Case
     from pytest_obelize_bench.context import RoundContext
+    from pytest_obelize_bench.controller import Controller
+
+from pytest_obelize_bench.keys import (
+    COLLECT_PATHS_KEY,
+    CONTEXT_KEY,
+    ONLY_KEY,
+    ONLY_WORKERINPUT_KEY,
+)
+
+CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
 #: Gate 1 and the fix dry run: their own options, items and controller.
 pytest_plugins = ("pytest_obelize_bench.measure_plugin",)
@@ -32,15 +42,6 @@ TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
 }
 #: the ``-r`` character that lists the cases per tier.
 REPORT_CHAR = "T"
-#: the exit status of a session in which a case reached a tier named by --bench-fail-on.
-EXIT_TIER_GATE = 6
-
-CASES_KEY = pytest.StashKey["list[Case]"]()
-CONTEXT_KEY = pytest.StashKey["RoundContext"]()
-CONTROLLER_KEY = pytest.StashKey["Controller"]()
-COLLECT_PATHS_KEY = pytest.StashKey["dict[Path, list[Case]]"]()
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("obelize-bench", "obelize migration benchmark")
     group.addoption(OPTION_ROUND, type=int, metavar="N", help="run benchmark round N: one item per row of the case file")
@@ -54,7 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench-results", metavar="DIR", default="results", help="where records and the summary go (default: %(default)s)")
     group.addoption("--bench-split", choices=("dev", "holdout"), help="run one side of the split only")
     group.addoption("--bench-fail-on", metavar="TIERS", help="comma-separated tiers that make the session exit with status 6, e.g. wrong,error")
-    group.addoption("--bench-work", metavar="DIR", help="work root for checkouts and logs (default: <system temp>/obelize-bench)")
+    group.addoption("--bench-work", metavar="DIR", help="work root for checkouts and logs (default: <system temp>/obelize-bench-<uid>)")
     group.addoption("--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them")
     group.addoption(
         "--bench-interpreter",
@@ -78,7 +79,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "after, suite, fix, compile; defaults 300, 300, 900, 600, 600, 600, 900, 120)",
     )
     group.addoption("--bench-allow-dirty", action="store_true", help="run a round on an uncommitted project tree (the records say so)")
-    group.addoption("--bench-no-summary", action="store_true", help="do not rewrite the round's block of BENCHMARK_RESULTS.md")
+    group.addoption("--bench-no-summary", action="store_true", help="the same as --bench-no-publish (kept for old command lines)")
+    group.addoption(
+        "--bench-no-publish",
+        action="store_true",
+        help="keep this run's records in results/round-N/runs/<run-id>/ only, even if the run is a complete round",
+    )
+    group.addoption(
+        "--bench-publish-with-infra-errors",
+        action="store_true",
+        help="publish a complete run even though some cases errored for infrastructure reasons (the document says how many)",
+    )
+    group.addoption(
+        "--bench-rerun",
+        choices=("errors",),
+        help="with --bench-run=RUN: run again only the cases that run recorded as error, adding the new records to it",
+    )
+    group.addoption("--bench-run", metavar="RUN", help="the run id --bench-rerun works on (see `obelize-bench runs`)")
+    group.addoption(
+        "--bench-no-preflight",
+        action="store_true",
+        help="skip the checks before the round (repositories reachable, interpreters, disk) that otherwise stop it with exit 4",
+    )
+    group.addoption(
+        "--bench-keep",
+        choices=("failed", "all", "none"),
+        default="failed",
+        help="which finished cases keep their checkout and venv: failed (errored ones, the default), all, or none; logs always stay",
+    )
     group.addoption(
         "--bench-repeat",
         type=int,
@@ -153,10 +181,15 @@ def pytest_configure(config: pytest.Config) -> None:
         controller = Controller(config, context, gate)
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "obelize-bench-controller")
+        if controller.only is not None:
+            config.stash[ONLY_KEY] = frozenset(controller.only)
     else:
         from pytest_obelize_bench.context import WORKERINPUT_KEY, RoundContext
 
         context = RoundContext.from_json(config.workerinput[WORKERINPUT_KEY])  # type: ignore[attr-defined]
+        only = config.workerinput.get(ONLY_WORKERINPUT_KEY)  # type: ignore[attr-defined]
+        if only is not None:
+            config.stash[ONLY_KEY] = frozenset(only)
     config.stash[CONTEXT_KEY] = context
 
 
@@ -187,6 +220,18 @@ def pytest_configure_node(node: Any) -> None:
     context = node.config.stash.get(CONTEXT_KEY, None)
     if context is not None:
         node.workerinput[WORKERINPUT_KEY] = context.to_json()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--bench-rerun=errors``: keep only the cases the run recorded as error."""
+    only = config.stash.get(ONLY_KEY, None)
+    if only is None:
+        return
+    keep = [item for item in items if getattr(item, "bench_case", None) is not None and item.name in only]
+    dropped = [item for item in items if item not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -249,8 +294,10 @@ def _bench_case(bench_legacy_sdk: Any, request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def bench_case(request: pytest.FixtureRequest) -> Case:
     """The case this item measures."""
+    from pytest_obelize_bench.cases import Case
+
     case = getattr(request.node, "bench_case", None)
-    if case is None:
+    if not isinstance(case, Case):
         pytest.fail("bench_case is only available to benchmark items")
     return case
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -158,6 +159,22 @@ def read_record(path: Path) -> Record:
     return parse_record(text, str(path))
 
 
+#: The JSON files a round folder holds beside its records.
+NOT_RECORDS = frozenset({"summary.json", "publication.json"})
+
+
+def repeat_stems(names: Iterable[str], case_ids: Iterable[str]) -> dict[str, str]:
+    """Of these file names, the repeats (``<case>.attempt-N.json``, N >= 2) of these cases:
+    file stem to case id."""
+    wanted = set(case_ids)
+    found: dict[str, str] = {}
+    for name in names:
+        case, dot, rest = name.removesuffix(".json").rpartition(".attempt-")
+        if name.endswith(".json") and dot and case in wanted and rest.isdigit() and int(rest) >= 2 and rest == str(int(rest)):
+            found[name.removesuffix(".json")] = case
+    return found
+
+
 def record_file_name(case: str, attempt: int | None) -> str:
     """``<case>.json`` for the first (or only) attempt, ``<case>.attempt-N.json`` for a repeat.
 
@@ -181,14 +198,20 @@ def read_round(folder: Path) -> dict[str, Record]:
 
 
 def read_round_attempts(folder: Path) -> dict[str, list[Record]]:
-    """Every attempt of every case in a round folder, sorted by attempt, keyed by case id."""
+    """Every attempt of every case in a round folder, sorted by attempt, keyed by case id.
+
+    A file whose name is not its record's (``<case>.json`` or ``<case>.attempt-N.json``) is
+    left out: it is not that case's evidence, and the published-round check reports it.
+    """
     if not folder.is_dir():
         return {}
     found: dict[str, list[Record]] = {}
     for path in sorted(folder.glob("*.json")):
-        if path.name == "summary.json":
+        if path.name in NOT_RECORDS:
             continue
         record = read_record(path)
+        if path.name != record_file_name(record.case, record.attempt):
+            continue
         found.setdefault(record.case, []).append(record)
     return {case: sorted(records, key=lambda r: r.attempt_number) for case, records in found.items()}
 

@@ -11,11 +11,11 @@ from typing import TextIO
 
 from pytest_obelize_bench.cases import load_case_file
 from pytest_obelize_bench.grade import grade
+from pytest_obelize_bench.published import read_published
 from pytest_obelize_bench.record import (
     Record,
     comparable,
     differences,
-    read_round,
     write_atomically,
 )
 from pytest_obelize_bench.runfolder import Artefacts, artefacts_from_json
@@ -39,9 +39,18 @@ def regraded(record: Record, case: object, artefacts: Artefacts | None) -> Recor
 def regrade_round(results: Path, cases_path: Path, number: int, *, write: bool, out: TextIO) -> int:
     cases = load_case_file(cases_path).by_id()
     folder = Path(results) / f"round-{number}"
-    records = read_round(folder)
+    records = read_published(folder, cases).records
     if not records:
         print(f"{folder}: no records; nothing to re-grade", file=out)
+        return 1
+    facts_dir = folder / "artefacts"
+    needing = [case for case, record in records.items() if record.error is None]
+    if needing and not any((facts_dir / f"{case}.json").is_file() for case in needing):
+        print(
+            f"round {number}: no stored graded facts in {facts_dir}, so none of its {len(records)} records can be "
+            "re-graded (rounds run before facts were kept, like an imported round, cannot be)",
+            file=out,
+        )
         return 1
     changed = skipped = 0
     for case_id, record in sorted(records.items()):

@@ -120,7 +120,7 @@ def build_context(
             raise pytest.UsageError(f"--obelize: {exc}") from None
         tool_json = json.loads(tool.to_json())
         for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
-            packs[pack] = pack_provenance(tool, pack)
+            packs[pack] = {**pack_provenance(tool, pack)}
     return RoundContext(
         mode="fixtures" if mode == "fixtures" else "round",
         round=config.getoption("--bench-round"),

@@ -47,12 +47,16 @@ class Step:
 
 
 class StepOutcome(Protocol):
-    """What a caller reads of a finished step."""
+    """What a caller reads of a finished step (read-only: a finished step does not change)."""
 
-    exit_code: int
-    duration_s: float
-    timed_out: bool
-    launch_error: str | None
+    @property
+    def exit_code(self) -> int: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def launch_error(self) -> str | None: ...
 
     def output(self, limit: int = 65536) -> str: ...
 

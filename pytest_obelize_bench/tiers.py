@@ -103,3 +103,48 @@ def ceiling(case: Case) -> str | None:
     if case.human_edits is None:
         return CAP_UNREVIEWED
     return None
+
+
+def _verified_gap(m: Measurements) -> str:
+    """The first condition of ``verified_success`` that does not hold, as a reader checks it."""
+    after = m.tests_after
+    checks: list[tuple[bool, str]] = [
+        (m.false_positive == 0, f"false_positive {m.false_positive} is not 0"),
+        (m.missed_call_site == 0, f"missed_call_site {m.missed_call_site} is not 0"),
+        (m.human_edits == 0, "human_edits is null (unanswered)" if m.human_edits is None else f"human_edits {m.human_edits} is not 0"),
+        (m.tests_baseline.status == "pass", f"tests_baseline.status is {m.tests_baseline.status}"),
+        (after.status == "pass", f"tests_after.status is {after.status}"),
+        (after.passed is None or after.passed > 0, "the after-run passed no test"),
+        (m.tests_cover_change is True, "tests_cover_change is not true"),
+    ]
+    for holds, why in checks:
+        if not holds:
+            return why
+    return "every condition holds"
+
+
+def explain_tier(error: ErrorInfo | None, m: Measurements) -> str:
+    """The tier and the first rule of the protocol's order that decided it, in one line.
+
+    Walks the same order as ``tier()`` (which it does not replace), naming the value that
+    decided, e.g. ``wrong: false_positive_edit 2 > 0``.
+    """
+    if error is not None:
+        return f"error: {error.step}: {error.reason}"
+    if m.patch_applied is None or m.unmigrated is None:
+        return "no tier: a record without an error must measure patch_applied and unmigrated"
+    if m.patch_correct is False:
+        return "wrong: patch_correct is false"
+    if m.patch_compiles is False:
+        return "wrong: patch_compiles is false"
+    if m.false_positive_edit is not None and m.false_positive_edit > 0:
+        return f"wrong: false_positive_edit {m.false_positive_edit} > 0"
+    if regressed(m):
+        return "wrong: the patch turned a passing baseline into a failing after-run"
+    if not m.patch_applied:
+        return "unsupported: patch_applied is false (nothing was written)"
+    if m.unmigrated > 0:
+        return f"partial: unmigrated {m.unmigrated} > 0"
+    if is_verified(m):
+        return "verified_success: " + _verified_gap(m)
+    return "patched_unverified: " + _verified_gap(m)

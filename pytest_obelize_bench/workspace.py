@@ -1,6 +1,6 @@
 """Where a case lives on disk, and the check that nothing above it captures its suite.
 
-Layout under the work root (``--bench-work``, by default ``<system temp>/obelize-bench``)::
+Layout under the work root (``--bench-work``, by default ``<system temp>/obelize-bench-<uid>``)::
 
     <root>/<round>/<case>/            the checkout
     <root>/<round>/<case>.logs/       step logs; artefacts/ below it
@@ -43,8 +43,10 @@ _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def default_work_root() -> Path:
-    """``<system temp>/obelize-bench``: outside any project, so no config above captures a suite."""
-    return Path(tempfile.gettempdir()) / "obelize-bench"
+    """``<system temp>/obelize-bench-<uid>``: outside any project, so no config above captures a
+    suite, and the user's own, so two users of one machine never share (or delete) a checkout."""
+    uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    return Path(tempfile.gettempdir()) / f"obelize-bench-{uid}"
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,17 @@ def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
     for path in (space.logs, space.artefacts, space.home, space.tmp):
         path.mkdir(parents=True, exist_ok=True)
     return space
+
+
+def remove_checkout(root: Path, round_label: str, case_id: str) -> bool:
+    """Remove a finished case's checkout (its venv is inside it); the logs stay. True if removed."""
+    safe_component(case_id, "case id")
+    safe_component(round_label, "round label")
+    checkout = Path(root) / round_label / case_id
+    if not checkout.exists() and not checkout.is_symlink():
+        return False
+    _remove(checkout)
+    return True
 
 
 def isolation_problems(checkout: Path) -> list[str]:

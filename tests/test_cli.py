@@ -8,6 +8,7 @@ import sys
 from io import StringIO
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pytest_obelize_bench.cli import main
@@ -108,3 +109,61 @@ def test_the_console_script_is_installed() -> None:
     script = Path(sys.executable).with_name("obelize-bench")
     done = subprocess.run([str(script), "check-cases", str(CASES)], capture_output=True, text=True)
     assert done.returncode == 0 and "yes  ids are unique" in done.stdout
+
+
+def test_version_and_every_argument_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from pytest_obelize_bench import __version__
+    from pytest_obelize_bench.cli import build_parser
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"obelize-bench {__version__}"
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"runs", "publish", "show", "compare", "summarize", "regrade"} <= set(commands.choices)
+    for name, sub in commands.choices.items():
+        for action in sub._actions:
+            if not isinstance(action, argparse._HelpAction):
+                assert action.help and len(action.help) > 10, (name, action.dest)
+
+
+def test_regrade_without_stored_facts_says_so_in_one_line() -> None:
+    code, text = run("regrade", "--round", "1", "--cases", str(CASES), "--results", str(PROJECT / "results"))
+    assert code == 1
+    assert text.count("\n") == 1 and "no stored graded facts" in text and "23 records" in text
+
+
+def test_compare_refuses_a_side_without_records(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    code, text = run("compare", "1", str(tmp_path / "empty"), "--cases", str(CASES), "--results", str(PROJECT / "results"))
+    assert code == 2 and "has no records; nothing to compare" in text
+    code, text = run("compare", "1", "no-such-run", "--cases", str(CASES), "--results", str(PROJECT / "results"))
+    assert code == 2 and "neither a round number, a run id" in text
+
+
+def test_compare_shows_each_case_tier_and_the_transitions(tmp_path: Path) -> None:
+    import json
+
+    results = tmp_path / "results"
+    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
+    other = tmp_path / "other"
+    other.mkdir()
+    for path in (results / "round-1").glob("*__*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if path.stem == "navamai__navamai":
+            data["measurements"]["false_positive_edit"] = 2
+            data["tier"] = "wrong"
+        (other / path.name).write_text(json.dumps(data), encoding="utf-8")
+    code, text = run("compare", "1", str(other), "--round", "1", "--cases", str(CASES), "--results", str(results))
+    assert code == 0, text
+    line = next(line for line in text.splitlines() if line.strip().startswith("navamai__navamai"))
+    assert line.split()[1:] == ["partial", "wrong", "*"] or line.split()[1:] == ["unsupported", "wrong", "*"]
+    assert "tier transitions (rows round 1, columns" in text
+
+
+def test_runs_lists_the_imported_round() -> None:
+    code, text = run("runs", "--cases", str(CASES), "--results", str(PROJECT / "results"))
+    assert code == 0
+    assert "round 1  imported-upstream  obelize 0.1.0 36ccdf0ce229 pack fbe82d40afea  imported  [unsupported 17, partial 5, patched_unverified 1]  PUBLISHED" in text

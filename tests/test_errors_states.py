@@ -27,6 +27,7 @@ from pytest_obelize_bench.errors_states import (
     row_states,
     unexpected_findings,
 )
+from pytest_obelize_bench.record import read_round
 
 PROJECT = Path(__file__).resolve().parents[1]
 ROUND_1 = PROJECT / "results" / "errors" / "round-1.json"
@@ -201,7 +202,7 @@ def test_round_1_levers_and_unexpected_findings() -> None:
 
 
 def published_records() -> dict[str, dict[str, Any]]:
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(RECORDS_1.glob("*.json"))}
+    return {case: record.model_dump(mode="json") for case, record in read_round(RECORDS_1).items()}
 
 
 def test_round_1_reconciles_with_its_published_records() -> None:

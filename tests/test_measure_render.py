@@ -17,7 +17,7 @@ from pytest_obelize_bench.measure_document import (
     measurement_blocks,
     stale_block,
 )
-from pytest_obelize_bench.summary import summarize
+from pytest_obelize_bench.roundfiles import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,12 +17,8 @@ from pytest_obelize_bench.decision_list import (
 )
 from pytest_obelize_bench.record import record_file_name
 from pytest_obelize_bench.repeat_render import render_repeatability
-from pytest_obelize_bench.summary import (
-    load_round,
-    render_round_block,
-    round_summary,
-    summarize,
-)
+from pytest_obelize_bench.roundfiles import load_round, summarize
+from pytest_obelize_bench.summary import render_round_block, round_summary
 from tests.helpers import runs
 
 ROOT = Path(__file__).resolve().parent.parent

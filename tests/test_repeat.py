@@ -125,7 +125,9 @@ def test_k3_gives_three_records_per_case(repeated_round: tuple[Path, Any]) -> No
     project, done = repeated_round
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     folder = project / "results" / "round-2"
-    names = sorted(p.name for p in folder.glob("*.json") if p.name != "summary.json")
+    names = sorted(p.name for p in folder.glob("*.json") if p.name not in ("summary.json", "publication.json"))
+    note = json.loads((folder / "publication.json").read_text(encoding="utf-8"))
+    assert sorted(note["repeats"]) == [name.removesuffix(".json") for name in names if ".attempt-" in name]
     assert names == [
         "ann__clean.attempt-2.json",
         "ann__clean.attempt-3.json",

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -267,9 +268,13 @@ def test_errors_are_records_and_the_next_case_is_unaffected(tmp_path: Path) -> N
     ]
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
     make_repo(project, {})  # commits what is there: a clean project tree, no --bench-allow-dirty
-    done = run_pytest(project, "--bench-round=2", f"--bench-work={tmp_path / 'work'}")
+    done = run_pytest(project, "--bench-round=2", "--bench-no-preflight", f"--bench-work={tmp_path / 'work'}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    records = records_of(project / "results" / "round-2")
+    # two infrastructure errors: the run is kept, not published
+    assert not (project / "results" / "round-2" / "publication.json").exists()
+    assert "is not published: 2 case(s) errored for infrastructure reasons" in done.stdout
+    assert "errors: 2 infrastructure, 0 tool" in done.stdout
+    records = records_of(rounds.only_run(project / "results" / "round-2"))
     bad = records["bad__refused"]
     assert bad["tier"] == "error"
     assert bad["error"]["reason"] == "fetch_failed" and bad["error"]["step"] == "fetch"
@@ -290,11 +295,12 @@ def test_a_work_root_under_a_pytest_config_is_refused(tmp_path: Path) -> None:
     (tmp_path / "outer" / "inner").mkdir(parents=True)
     (tmp_path / "outer" / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     done = run_pytest(
-        project, "--bench-round=2", "--bench-allow-dirty", "--bench-no-summary", f"--bench-work={tmp_path / 'outer' / 'inner'}"
+        project, "--bench-round=2", "--bench-allow-dirty", "--bench-no-summary", "--bench-no-preflight",
+        f"--bench-work={tmp_path / 'outer' / 'inner'}",
     )
     assert done.returncode == 0, done.stdout[-3000:]
     assert not (project / "results" / "BENCHMARK_RESULTS.md").exists()  # --bench-no-summary
-    record = records_of(project / "results" / "round-2")["ann__clean"]
+    record = records_of(rounds.only_run(project / "results" / "round-2"))["ann__clean"]
     assert record["error"]["reason"] == "work_root_not_isolated"
     assert "pytest.ini (3 level(s) up)" in record["error"]["detail"]
     assert record["steps"] == []
@@ -303,6 +309,7 @@ def test_a_work_root_under_a_pytest_config_is_refused(tmp_path: Path) -> None:
 STANDIN_MAIN = '''
 """A stand-in tool whose run folder is hostile: the harness must turn it into an error record."""
 import json, os, sys
+from io import StringIO
 from pathlib import Path
 
 args = sys.argv[1:]
@@ -357,3 +364,80 @@ def test_hostile_tool_output_errors_only_its_own_case(tmp_path: Path) -> None:
     assert "findings.json" in records["bad__bad-repo"]["error"]["detail"]
     assert records["ok__ok-repo"]["error"] is None and records["ok__ok-repo"]["tier"] == "unsupported"
     assert records["ok__ok-repo"]["provenance"]["obelize_version"] == "0.0.1"
+
+
+# -- runs and publication (through the same rounds) -------------------------------------------
+
+
+def test_a_complete_run_publishes_its_records(serial_round: Any) -> None:
+    project, done = serial_round
+    round_folder = project / "results" / "round-2"
+    run = rounds.run_folders(round_folder)[0]
+    note = json.loads((round_folder / "publication.json").read_text(encoding="utf-8"))
+    assert note["run"] == run.name and sorted(note["records"]) == sorted(EXPECTED_TIERS)
+    for case in EXPECTED_TIERS:
+        assert (round_folder / f"{case}.json").read_bytes() == (run / f"{case}.json").read_bytes()
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    assert manifest["cases_expected"] == manifest["cases_recorded"] == sorted(EXPECTED_TIERS)
+    sandboxes = {json.loads((run / f"{case}.json").read_text(encoding="utf-8"))["provenance"]["sandbox"] for case in EXPECTED_TIERS}
+    assert manifest["interrupted"] is False and [manifest["sandbox"]] == [str(s or "none") for s in sandboxes]
+    assert manifest["tools_recorded"] == ["obelize 0.8.0 pack 5017c6856ceb"]
+    assert manifest["interpreter_policy"] == "minor" and manifest["exclude_newer"]
+    assert f"run {run.name} published as round 2: 5 records" in done.stdout
+    assert "preflight" not in done.stdout.replace("--bench-no-preflight", "")
+    # --bench-keep=failed (the default): finished cases lose their checkout, keep their logs
+    work = project.parent / "work" / "round-2"
+    assert not (work / "ann__clean").exists() and (work / "ann__clean.logs" / "01-fetch.log").is_file()
+    assert str(work / "ann__clean.logs") not in done.stdout  # only errored cases name their logs
+    code = cli_main(["summarize", "--check", "--cases", str(project / "cases" / "cases.yaml"),
+                     "--results", str(project / "results")], StringIO())
+    assert code == 0
+
+
+def test_a_k_run_leaves_the_published_block_byte_for_byte(serial_round: Any, tmp_path: Path) -> None:
+    project, _ = serial_round
+    results = project / "results"
+    before = {p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file() and "runs" not in p.parts}
+    done = run_pytest(
+        project, "--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor",
+        f"--bench-work={tmp_path / 'work'}", "-k", "cat__refused",
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    after = {p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file() and "runs" not in p.parts}
+    assert after == before
+    newest = rounds.run_folders(results / "round-2")[-1]
+    assert sorted(p.name for p in newest.glob("*.json")) == ["cat__refused.json", "run.json"]
+    assert f"run {newest.name} is not published: 4 case(s) of the case file have no record" in done.stdout
+    assert f"run folder: {newest}" in done.stdout
+    # the terminal counts this session's record only, not the five published ones on disk
+    assert "round 2: 1 records;" in done.stdout and "tiers: error 0, wrong 0, unsupported 1," in done.stdout
+    manifest = json.loads((newest / "run.json").read_text(encoding="utf-8"))
+    assert manifest["selection"]["keyword"] == "cat__refused" and manifest["cases_recorded"] == ["cat__refused"]
+    out = StringIO()
+    cli_main(["runs", "--round", "2", "--cases", str(project / "cases" / "cases.yaml"), "--results", str(results)], out)
+    listing = out.getvalue().splitlines()
+    assert any(line.endswith("PUBLISHED") and " complete " in line for line in listing)
+    assert any(newest.name in line and "partial: 4 case(s)" in line and "[unsupported 1]" in line for line in listing)
+
+
+def show(project: Path, *args: str) -> str:
+    out = StringIO()
+    code = cli_main(["show", *args, "--cases", str(project / "cases" / "cases.yaml"),
+                     "--results", str(project / "results"), "--work", str(project.parent / "work")], out)
+    assert code == 0, out.getvalue()
+    return out.getvalue()
+
+
+def test_show_explains_a_wrong_and_a_partial_case(serial_round: Any) -> None:
+    project, _ = serial_round
+    wrong = show(project, "dan__breaks-suite")
+    assert "tier: wrong: the patch turned a passing baseline into a failing after-run" in wrong
+    assert re.search(r"^\s+8 after\s+exit\s+1\s+[0-9.]+s\s+/\S+/dan__breaks-suite\.logs/\d\d-after\.log$", wrong, re.MULTILINE)
+    assert "published round 2" in wrong
+    partial = show(project, "bob__withheld-part")
+    assert "tier: partial: unmigrated 5 > 0" in partial
+    assert "unmigrated rows (5):" in partial and "withheld by " in partial
+    data = json.loads(show(project, "bob__withheld-part", "--json"))
+    assert data["tier"] == "partial" and len(data["unmigrated"]) == 5
+    assert all(row["withheld_by"] for row in data["unmigrated"])
+    assert all(step["log_exists"] for step in data["steps"])

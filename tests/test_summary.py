@@ -25,21 +25,25 @@ from pytest_obelize_bench.record import (
     Record,
     SuiteResult,
 )
-from pytest_obelize_bench.summary import (
+from pytest_obelize_bench.compare import compare_rounds
+from pytest_obelize_bench.document import (
     DOCUMENT_NAME,
-    RoundData,
     begin_marker,
     check_document,
-    compare_rounds,
     end_marker,
-    load_round,
     render_document,
-    render_round_block,
-    round_summary,
+)
+from pytest_obelize_bench.roundfiles import (
+    load_round,
     rounds_on_disk,
     summarize,
-    terminal_lines,
     write_round_outputs,
+)
+from pytest_obelize_bench.summary import (
+    RoundData,
+    render_round_block,
+    round_summary,
+    terminal_lines,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -328,7 +332,7 @@ def test_controls_suites_and_errors() -> None:
     assert "| `ctl2` | already-migrated | 2 | 1 | `wrong` | no |" in controls
     assert "Held: 1 of 2 controls with a record, 50.0% [9.5%, 90.5%] (95% Wilson)." in controls
     errors = section(block, "What errored")
-    assert "| `boom` | install | install_failed | exit 1 \\| see log |" in errors
+    assert "| `boom` | install | install_failed | infrastructure | exit 1 \\| see log |" in errors
     assert "| Cases | all | 2 | 1 |" in block  # an errored case stays in n
 
 
@@ -347,7 +351,7 @@ def test_a_control_that_reports_a_pin_did_not_hold_and_an_uncounted_one_is_unkno
 
 
 def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
-    from pytest_obelize_bench.summary import load_round
+    from pytest_obelize_bench.roundfiles import load_round
 
     (tmp_path / "round-1").mkdir()
     record = make_record("ctl", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False)
@@ -544,7 +548,7 @@ def test_round_1_document_on_disk_matches_a_fresh_render() -> None:
     text = document.read_text(encoding="utf-8")
     data = round_1()
     # round 1's block ends with its error analysis (results/errors/round-1.json is committed)
-    from pytest_obelize_bench.summary import _errors_text
+    from pytest_obelize_bench.roundfiles import _errors_text
 
     block = _errors_text(RESULTS, load_case_file(case_file_path()), data, render_round_block(data))
     assert "#### Error analysis" in block
@@ -578,3 +582,23 @@ def test_compare_rounds_paired_table_and_mcnemar() -> None:
     assert "success in round 1 only (0): --" in text
     assert "exact McNemar p = 0.0625" in text
     assert "round 2: 5 of 7, 71.4% [35.9%, 91.8%]" in text
+
+
+def test_compare_tells_sandboxed_sides_apart() -> None:
+    cases = [make_case("c0"), make_case("c1")]
+    plain = {case.id: make_record(case.id) for case in cases}
+    boxed = {
+        case_id: record.model_copy(
+            update={"provenance": record.provenance.model_copy(update={"sandbox": "bwrap 0.8.0 (suites offline)"})}
+        )
+        for case_id, record in plain.items()
+    }
+    a = RoundData(round=1, cases=cases, records=plain)
+    b = RoundData(round=2, cases=cases, records=boxed)
+    text = "\n".join(compare_rounds(a, b))
+    assert "sandbox: round 1: none; round 2: bwrap 0.8.0 (suites offline)" in text
+    assert "the sides ran under different sandboxes" in text
+    same = "\n".join(compare_rounds(b, b))
+    assert "different sandboxes" not in same
+    block = render_round_block(b)
+    assert "| Sandbox | bwrap 0.8.0 (suites offline) |" in block

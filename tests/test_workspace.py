@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -14,11 +15,23 @@ from pytest_obelize_bench.workspace import (
     default_work_root,
     isolation_problems,
     prepare_workspace,
+    remove_checkout,
 )
 
 
-def test_default_work_root_is_under_the_system_temp_dir() -> None:
-    assert default_work_root() == Path(tempfile.gettempdir()) / "obelize-bench"
+def test_default_work_root_is_the_users_own_under_the_system_temp_dir() -> None:
+    assert default_work_root() == Path(tempfile.gettempdir()) / f"obelize-bench-{os.getuid()}"
+
+
+def test_remove_checkout_keeps_the_logs(tmp_path: Path) -> None:
+    space = prepare_workspace(tmp_path, "round-2", "alpha__app")
+    (space.checkout / ".venv" / "bin").mkdir(parents=True)
+    (space.logs / "01-fetch.log").write_text("$ git\n", encoding="utf-8")
+    assert remove_checkout(tmp_path, "round-2", "alpha__app") is True
+    assert not space.checkout.exists() and (space.logs / "01-fetch.log").is_file()
+    assert remove_checkout(tmp_path, "round-2", "alpha__app") is False
+    with pytest.raises(ValueError):
+        remove_checkout(tmp_path, "round-2", "../escape")
 
 
 def test_layout(tmp_path: Path) -> None:

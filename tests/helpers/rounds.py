@@ -95,11 +95,25 @@ def write_case_file(path: Path, cases: list[dict[str, Any]], controls: list[dict
 
 
 def read_records(folder: Path) -> dict[str, dict[str, Any]]:
+    """The records of a round folder (or of a run folder), keyed by file name."""
     return {
         path.stem: json.loads(path.read_text(encoding="utf-8"))
         for path in sorted(folder.glob("*.json"))
-        if path.name != "summary.json"
+        if path.name not in ("summary.json", "publication.json", "run.json")
     }
+
+
+def run_folders(round_folder: Path) -> list[Path]:
+    """The run folders of a round, oldest first."""
+    runs = round_folder / "runs"
+    return sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+
+
+def only_run(round_folder: Path) -> Path:
+    """The one run folder of a round a test ran once."""
+    found = run_folders(round_folder)
+    assert len(found) == 1, found
+    return found[0]
 
 
 def copy_tree(source: Path, destination: Path) -> None:

@@ -1,0 +1,91 @@
+"""Preflight: the pure parts, then the real plugin stopping a round whose repository is out of reach."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench.cases import load_case_file
+from pytest_obelize_bench.preflight import (
+    CASE_DISK_BYTES,
+    disk_problem,
+    interpreter_probes,
+    one_line_per_case,
+    repository_probes,
+)
+from tests.helpers import casefile
+from tests.helpers.gitrepo import make_repo
+
+
+def cases_of(tmp_path: Path, rows: list[dict[str, object]]) -> list[object]:
+    return list(load_case_file(casefile.write(tmp_path / "cases.yaml", casefile.case_file(rows))).cases)
+
+
+def test_a_url_can_never_become_a_git_option(tmp_path: Path) -> None:
+    rows = [casefile.case_row("alpha", "app", repo="https://github.com/alpha/app")]
+    probes, cached = repository_probes(cases_of(tmp_path, rows), None)  # type: ignore[arg-type]
+    assert cached == []
+    argv = probes[0].argv
+    assert argv[:2] == ("git", "ls-remote") and argv.index("--end-of-options") < argv.index("https://github.com/alpha/app")
+
+
+def test_a_cached_repository_needs_no_probe(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    (cache / "alpha" / "app.git").mkdir(parents=True)
+    (cache / "alpha" / "app.git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    rows = [casefile.case_row("alpha", "app"), casefile.case_row("beta", "lib")]
+    probes, cached = repository_probes(cases_of(tmp_path, rows), cache)  # type: ignore[arg-type]
+    assert cached == ["alpha__app"] and [p.case for p in probes] == ["beta__lib"]
+
+
+def test_interpreter_requests_follow_the_policy(tmp_path: Path) -> None:
+    cases = cases_of(tmp_path, [casefile.case_row("alpha", "app")])
+    exact = interpreter_probes(cases, "exact", "uv")  # type: ignore[arg-type]
+    minor = interpreter_probes(cases, "minor", "uv")  # type: ignore[arg-type]
+    assert exact[0].argv[-1] == "cpython-3.12.9-macos-aarch64-none"
+    assert minor[0].argv[-1].startswith("cpython-3.12-") and "macos" not in minor[0].argv[-1]
+    assert "--no-python-downloads" in exact[0].argv
+
+
+def test_disk_room_is_estimated_per_case_on_disk_at_once(tmp_path: Path) -> None:
+    plenty = lambda _: 100 * CASE_DISK_BYTES
+    scarce = lambda _: CASE_DISK_BYTES
+    assert disk_problem(tmp_path / "work", 20, False, 2, plenty) is None
+    assert disk_problem(tmp_path / "work", 20, False, 1, scarce) is None  # one at a time fits
+    line = disk_problem(tmp_path / "work", 20, True, 1, scarce)
+    assert line is not None and line.startswith(f"disk: 400 MiB free under {tmp_path}") and "(20 case(s)" in line
+
+
+def test_each_failing_case_is_one_line() -> None:
+    lines = one_line_per_case(["b: repository x is unreachable: no", "a: interpreter y does not resolve", "b: interpreter y does not resolve"], ["a", "b"])
+    assert lines == ["a: interpreter y does not resolve", "b: repository x is unreachable: no; interpreter y does not resolve"]
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
+    pytester: pytest.Pytester, tmp_path: Path, workers: str | None
+) -> None:
+    good = make_repo(tmp_path / "origins" / "good", {"app.py": "import google.generativeai\n"})
+    missing = (tmp_path / "origins" / "gone").as_uri()
+    rows = [
+        casefile.case_row("alpha", "good", repo=good.url, sha=good.head),
+        casefile.case_row("beta", "gone", repo=missing),
+    ]
+    casefile.write(pytester.path / "cases" / "cases.yaml", casefile.case_file(rows))
+    args = ["--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-work={tmp_path / 'work'}"]
+    if workers:
+        args += ["-n", workers]
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == 4
+    text = result.stdout.str() + result.stderr.str()
+    failing = [line for line in result.outlines if line.startswith("preflight: ")]
+    assert len(failing) == 1 and failing[0].startswith(f"preflight: beta__gone: repository {missing} is unreachable")
+    assert "preflight failed for 1 case(s); nothing ran" in text
+    round_folder = pytester.path / "results" / "round-2"
+    runs = list((round_folder / "runs").iterdir())
+    assert [p.name for p in runs[0].iterdir()] == ["run.json"]
+    assert json.loads((runs[0] / "run.json").read_text(encoding="utf-8"))["stopped"] == "preflight"
+    assert not (pytester.path / "results" / "BENCHMARK_RESULTS.md").exists()
+    assert not (tmp_path / "work" / "round-2").exists()
