@@ -28,7 +28,6 @@ def cache_repository(cache: Path, owner: str, name: str) -> Path:
     return Path(cache) / owner / f"{name}.git"
 
 
-
 def fetch_checkout(
     runner: StepRunner,
     *,

@@ -42,7 +42,10 @@ def check_cases(path: Path, out: TextIO) -> int:
         print(f"{'NO ' if rule in broken else 'yes'}  {text}", file=out)
     if case_file is not None:
         cases = [c for c in case_file.cases if not c.control]
-        print(f"{path}: round {case_file.round}, {len(cases)} cases, {len(case_file.cases) - len(cases)} controls", file=out)
+        print(
+            f"{path}: round {case_file.round}, {len(cases)} cases, {len(case_file.cases) - len(cases)} controls",
+            file=out,
+        )
     _print_problems([problem.text for problem in problems], out)
     return 1 if problems else 0
 
@@ -68,7 +71,10 @@ def split_report(path: Path, out: TextIO) -> int:
         print(f"stratum {label}: {len(ids)} cases, holdout {held} by the rule", file=out)
     for difference in differences:
         why = f"because: {difference.reason}" if difference.reason else "UNEXPLAINED (no split_moves entry)"
-        print(f"{difference.id}: file says {difference.file_split}, the rule says {difference.rule_split}; {why}", file=out)
+        print(
+            f"{difference.id}: file says {difference.file_split}, the rule says {difference.rule_split}; {why}",
+            file=out,
+        )
     if not differences:
         print("the file's split is the rule's split", file=out)
     return 1 if any(d.reason is None for d in differences) else 0
@@ -90,7 +96,11 @@ def ceiling_report(path: Path, out: TextIO) -> int:
         print(f"{case.id}  [{case.split}]  {'can reach' if cap is None else 'capped: ' + cap}", file=out)
     reachable = sum(1 for c in case_file.cases if not c.control and ceiling(c) is None)
     graded = sum(1 for c in case_file.cases if not c.control)
-    print(f"{reachable} of {graded} cases can reach verified_success; " + "; ".join(f"{n} {why}" for why, n in sorted(tally.items())), file=out)
+    print(
+        f"{reachable} of {graded} cases can reach verified_success; "
+        + "; ".join(f"{n} {why}" for why, n in sorted(tally.items())),
+        file=out,
+    )
     return 0
 
 
@@ -106,8 +116,12 @@ def _side(text: str, results: Path, case_file: CaseFile, round_number: int | Non
         return f"round {text}", load_round(results, case_file, int(text))
     path = Path(text)
     if not path.is_dir():
-        rounds = [round_number] if round_number is not None else sorted(
-            int(p.name.split("-", 1)[1]) for p in results.glob("round-*") if p.name.split("-", 1)[1].isdigit()
+        rounds = (
+            [round_number]
+            if round_number is not None
+            else sorted(
+                int(p.name.split("-", 1)[1]) for p in results.glob("round-*") if p.name.split("-", 1)[1].isdigit()
+            )
         )
         for number in rounds:
             candidate = runs_root(results, number) / text
@@ -151,8 +165,12 @@ def list_runs_report(results: Path, cases: Path, round_number: int | None, out: 
 
     case_file = load_case_file(cases)
     ids = [case.id for case in case_file.cases]
-    rounds = [round_number] if round_number is not None else sorted(
-        int(p.name.split("-", 1)[1]) for p in Path(results).glob("round-*") if p.name.split("-", 1)[1].isdigit()
+    rounds = (
+        [round_number]
+        if round_number is not None
+        else sorted(
+            int(p.name.split("-", 1)[1]) for p in Path(results).glob("round-*") if p.name.split("-", 1)[1].isdigit()
+        )
     )
     shown = 0
     for number in rounds:
@@ -213,7 +231,9 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     elif (round_folder / f"{case_id}.json").exists():
         folder, source = round_folder, f"published round {number}"
     else:
-        with_case = [f for f, m, _ in list_runs(args.results, number) if m is not None and (f / f"{case_id}.json").is_file()]
+        with_case = [
+            f for f, m, _ in list_runs(args.results, number) if m is not None and (f / f"{case_id}.json").is_file()
+        ]
         if not with_case:
             print(f"obelize-bench show: no record of {case_id} in round {number} (published or in a run)", file=out)
             return 2
@@ -230,7 +250,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             from pytest_obelize_bench.published import read_bounded_text
 
             artefacts = artefacts_from_json(read_bounded_text(facts, 5 << 20), str(facts))
-        except Exception as exc:  # noqa: BLE001 - a bad facts file is shown as absent, with why
+        except Exception as exc:
             print(f"obelize-bench show: {facts}: {exc}", file=out)
     work = Path(args.work).expanduser() if args.work else default_work_root()
     logs = work / f"round-{number}" / f"{case_id}.logs"
@@ -242,7 +262,9 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
 def _add_paths(p: argparse.ArgumentParser, *, results: bool = True) -> None:
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
     if results:
-        p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="the results folder (default: %(default)s)")
+        p.add_argument(
+            "--results", type=Path, default=DEFAULT_RESULTS, help="the results folder (default: %(default)s)"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -278,12 +300,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("first", help="a round number, a run id, or a folder of records")
     p.add_argument("second", help="the same, for the other side")
-    p.add_argument("--round", type=int, dest="round_number", help="the round a run id or folder belongs to (default: searched)")
+    p.add_argument(
+        "--round", type=int, dest="round_number", help="the round a run id or folder belongs to (default: searched)"
+    )
     _add_paths(p)
-    p = sub.add_parser("runs", help="list the runs of a round: id, tool, complete or not, tier counts, which is published")
+    p = sub.add_parser(
+        "runs", help="list the runs of a round: id, tool, complete or not, tier counts, which is published"
+    )
     p.add_argument("--round", type=int, dest="round_number", help="only this round (default: every round)")
     _add_paths(p)
-    p = sub.add_parser("publish", help="publish an earlier complete run as its round (records, summary.json, the block)")
+    p = sub.add_parser(
+        "publish", help="publish an earlier complete run as its round (records, summary.json, the block)"
+    )
     p.add_argument("--round", type=int, required=True, dest="round_number", help="the round the run belongs to")
     p.add_argument("--run", required=True, help="the run id (see `obelize-bench runs`)")
     p.add_argument(
@@ -296,7 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", help="the case id")
     p.add_argument("--round", type=int, dest="round_number", help="the round (default: the case file's)")
     p.add_argument("--run", help="a run id: show that run's record instead of the published one")
-    p.add_argument("--work", help="the work root the round ran under, for the logs (default: <system temp>/obelize-bench-<uid>)")
+    p.add_argument(
+        "--work", help="the work root the round ran under, for the logs (default: <system temp>/obelize-bench-<uid>)"
+    )
     p.add_argument("--json", action="store_true", help="print the same as JSON")
     _add_paths(p)
     p = sub.add_parser(
@@ -304,13 +334,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="the pre-registered promotion decision between an incumbent run and candidate runs "
         "(exit 0 promote, 1 reject, 3 insufficient evidence)",
     )
-    p.add_argument("--policy", type=Path, default=Path("cases/promotion.yaml"), help="the policy (default: %(default)s)")
+    p.add_argument(
+        "--policy", type=Path, default=Path("cases/promotion.yaml"), help="the policy (default: %(default)s)"
+    )
     p.add_argument("--incumbent", required=True, metavar="RUN", help="a run folder, or round-N:RUN_ID")
-    p.add_argument("--candidate", required=True, action="append", metavar="RUN", help="a run folder, or round-N:RUN_ID (repeatable)")
+    p.add_argument(
+        "--candidate",
+        required=True,
+        action="append",
+        metavar="RUN",
+        help="a run folder, or round-N:RUN_ID (repeatable)",
+    )
     _add_paths(p)
     p = sub.add_parser("fixtures", help="run the offline fixtures pass; --update rewrites their expected.json")
-    p.add_argument("--update", action="store_true", help="rewrite each expected.json from this run (only when obelize changed on purpose)")
-    p.add_argument("--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite each expected.json from this run (only when obelize changed on purpose)",
+    )
+    p.add_argument(
+        "--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)"
+    )
     # error analysis (pytest_obelize_bench.errors_commands)
     from pytest_obelize_bench.errors_commands import add_errors_commands
 
@@ -365,7 +409,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             import pytest
 
             extra = ["--bench-update-expected"] if args.update else []
-            return int(pytest.main(["--fixtures-only", f"--bench-fixtures={args.fixtures}", "-p", "no:cacheprovider", *extra]))
+            return int(
+                pytest.main(["--fixtures-only", f"--bench-fixtures={args.fixtures}", "-p", "no:cacheprovider", *extra])
+            )
         if args.command == "errors":
             from pytest_obelize_bench.errors_commands import run_errors_command
 

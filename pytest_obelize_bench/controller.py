@@ -237,7 +237,9 @@ class Controller:
         """The error record of an item that ended without one (``missing.py``)."""
         from pytest_obelize_bench.missing import attempt_of, lost_record
 
-        record = lost_record(case, self.context, step="harness", reason=reason, detail=detail, attempt=attempt_of(nodeid))
+        record = lost_record(
+            case, self.context, step="harness", reason=reason, detail=detail, attempt=attempt_of(nodeid)
+        )
         self._accept(record, record.to_json(), None, nodeid)
 
     def _accept(self, record: Record, text: str, artefacts: str | None, nodeid: str) -> None:
@@ -288,7 +290,9 @@ class Controller:
         if xml:
             from pytest_obelize_bench.junit import rewrite_junit
 
-            rewrite_junit(Path(xml), self.records, Path(self.context.cases_path).stem if self.context.mode == "round" else None)
+            rewrite_junit(
+                Path(xml), self.records, Path(self.context.cases_path).stem if self.context.mode == "round" else None
+            )
         self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.keys import EXIT_TIER_GATE
@@ -365,7 +369,9 @@ class Controller:
         logs = Path(self.context.work_root) / self.context.round_label
         for case, record in sorted(self.records.items()):
             if record.error is not None:
-                terminal.write_line(f"{case}: {record.error.step}: {record.error.reason}; logs: {logs / (case + '.logs')}")
+                terminal.write_line(
+                    f"{case}: {record.error.step}: {record.error.reason}; logs: {logs / (case + '.logs')}"
+                )
         if self.context.mode == "round":
             for line in self.round_lines:
                 terminal.write_line(line)
@@ -378,7 +384,9 @@ class Controller:
         else:
             counts = {tier: sum(r.tier == tier for r in self.records.values()) for tier in TIERS}
             terminal.write_line(
-                "fixtures: " + ", ".join(f"{n} {tier}" for tier, n in counts.items() if n) + " (nothing written under results/)"
+                "fixtures: "
+                + ", ".join(f"{n} {tier}" for tier, n in counts.items() if n)
+                + " (nothing written under results/)"
             )
             terminal.write_line(f"logs: {logs}")
         if self.interrupted_missing is not None:

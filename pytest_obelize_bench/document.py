@@ -121,4 +121,3 @@ def check_document(path: Path, blocks: Mapping[int, str]) -> str | None:
     if extra:
         return f"round {extra[0]} has a block but no results folder and is not the case file's round"
     return None
-

@@ -93,11 +93,15 @@ def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> 
             blocked = _blocked(folder, context.pack)
             usages = usage_count(finding.kind for finding in artefacts.findings)
             facts = {
-                "outcome": outcome(blocked=blocked, usages=usages, files_planned=files, withheld=len(artefacts.withheld)),
+                "outcome": outcome(
+                    blocked=blocked, usages=usages, files_planned=files, withheld=len(artefacts.withheld)
+                ),
                 "files_planned": files,
                 "blocked": blocked,
                 "usages": usages,
-                "withheld": [WithheldRow(path=w.path, line=w.line, symbol=w.symbol, bail=w.bail) for w in artefacts.withheld],
+                "withheld": [
+                    WithheldRow(path=w.path, line=w.line, symbol=w.symbol, bail=w.bail) for w in artefacts.withheld
+                ],
                 "exit_code": artefacts.exit_code,
                 "seconds": round(seconds, 2),
             }
@@ -133,7 +137,9 @@ def run_item(item: Any, context: MeasureContext, frame_dir: Path) -> None:
         pytest.fail(f"{repo.full_name}: the dry run gave {got}, the fixture expects {repo.expected}", pytrace=False)
 
 
-def publish(context: MeasureContext, frame: Frame, records: Mapping[str, DryRunRecord], *, frame_label: str, write_block: bool) -> list[str]:
+def publish(
+    context: MeasureContext, frame: Frame, records: Mapping[str, DryRunRecord], *, frame_label: str, write_block: bool
+) -> list[str]:
     from pytest_obelize_bench.dryrun_render import render_dryrun_block
     from pytest_obelize_bench.measure_document import apply_blocks
     from pytest_obelize_bench.record import write_atomically

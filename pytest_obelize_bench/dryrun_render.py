@@ -51,16 +51,27 @@ def render_dryrun_block(document: DryRunDocument) -> str:
     lines += table(
         ["Outcome", "Repositories", "Share [95% Wilson]", "Meaning"],
         ["---", "---:", "---", "---"],
-        [(f"`{name}`", counts.get(name, 0), rate_of(counts.get(name, 0), len(measured)).format(), MEANINGS[name]) for name in OUTCOMES],
+        [
+            (f"`{name}`", counts.get(name, 0), rate_of(counts.get(name, 0), len(measured)).format(), MEANINGS[name])
+            for name in OUTCOMES
+        ],
     )
     if errored:
         reasons = Counter((record.error or "").split(":")[0] for record in records if record.outcome is None)
-        lines += ["", "Could not be run: " + ", ".join(f"{reason or 'unknown'} {n}" for reason, n in sorted(reasons.items())) + "."]
+        lines += [
+            "",
+            "Could not be run: "
+            + ", ".join(f"{reason or 'unknown'} {n}" for reason, n in sorted(reasons.items()))
+            + ".",
+        ]
     blocked = Counter(record.blocked for record in measured if record.outcome == "blocked")
     lines += ["", "#### Blocked reasons", ""]
     if blocked:
-        lines += table(["Blocked reason", "Repositories"], ["---", "---:"],
-                       [(f"`{reason}`", n) for reason, n in sorted(blocked.items(), key=lambda item: (-item[1], str(item[0])))])
+        lines += table(
+            ["Blocked reason", "Repositories"],
+            ["---", "---:"],
+            [(f"`{reason}`", n) for reason, n in sorted(blocked.items(), key=lambda item: (-item[1], str(item[0])))],
+        )
     else:
         lines.append("None.")
     rows: Counter[str] = Counter()
@@ -72,8 +83,11 @@ def render_dryrun_block(document: DryRunDocument) -> str:
     lines += ["", "#### Most frequent bails", ""]
     if rows:
         ranked = sorted(rows.items(), key=lambda item: (-item[1], item[0]))
-        lines += table(["Bail", "Withheld rows", "Repositories"], ["---", "---:", "---:"],
-                       [(f"`{bail}`", n, len(repos[bail])) for bail, n in ranked[:TOP_BAILS]])
+        lines += table(
+            ["Bail", "Withheld rows", "Repositories"],
+            ["---", "---:", "---:"],
+            [(f"`{bail}`", n, len(repos[bail])) for bail, n in ranked[:TOP_BAILS]],
+        )
         if len(ranked) > TOP_BAILS:
             lines += ["", f"{len(ranked) - TOP_BAILS} more bails with fewer rows are in the records."]
     else:
@@ -83,8 +97,14 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         ["Repository", "Band", "Outcome", "Files planned", "Withheld rows", "Blocked"],
         ["---", "---", "---", "---:", "---:", "---"],
         [
-            (f"`{r.full_name}`", r.band, f"`{r.outcome}`" if r.outcome else f"error: {r.error}", r.files_planned,
-             len(r.withheld) if r.outcome else None, f"`{r.blocked}`" if r.blocked else NULL)
+            (
+                f"`{r.full_name}`",
+                r.band,
+                f"`{r.outcome}`" if r.outcome else f"error: {r.error}",
+                r.files_planned,
+                len(r.withheld) if r.outcome else None,
+                f"`{r.blocked}`" if r.blocked else NULL,
+            )
             for r in sorted(records, key=lambda r: r.full_name.lower())
         ],
     )

@@ -52,13 +52,9 @@ class Elider:
                 raise ValueError(f"unknown path label {label!r}; expected one of {LABELS}")
             for text in spellings(path):
                 table.setdefault(text, label)
-        self.replacements: tuple[tuple[str, str], ...] = tuple(
-            sorted(table.items(), key=lambda item: -len(item[0]))
-        )
+        self.replacements: tuple[tuple[str, str], ...] = tuple(sorted(table.items(), key=lambda item: -len(item[0])))
         self._pattern = (
-            re.compile("|".join(re.escape(text) for text, _ in self.replacements))
-            if self.replacements
-            else None
+            re.compile("|".join(re.escape(text) for text, _ in self.replacements)) if self.replacements else None
         )
         self._table = table
 

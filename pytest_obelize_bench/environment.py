@@ -141,9 +141,7 @@ def _program_of(function: Callable[[], object]) -> str:
 
 
 _RESOLVE_PROGRAM = _program_of(describe_interpreter)
-_VERSION_PROGRAM = (
-    "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
-)
+_VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
 
 
 @functools.cache
@@ -205,9 +203,7 @@ def pyenv_interpreter_dirs(environ: Mapping[str, str] = os.environ) -> list[Path
     return [path for _, _, path in found]
 
 
-def discovery_path(
-    path: str | None, search_path: Sequence[Path] = (), *, discover_pyenv: bool = True
-) -> str:
+def discovery_path(path: str | None, search_path: Sequence[Path] = (), *, discover_pyenv: bool = True) -> str:
     """The PATH the ``venv`` step gives uv: search_path, pyenv versions, then PATH minus shims."""
     entries: list[str] = [os.fspath(p) for p in search_path]
     if discover_pyenv:
@@ -239,10 +235,7 @@ def case_environment(env: Mapping[str, str], venv: Path) -> dict[str, str]:
 
 def _minor_request(key: InterpreterKey) -> str:
     here = parse_interpreter_key(describe_interpreter()["key"])
-    return (
-        f"{key.implementation}-{key.major}.{key.minor}{key.variant}"
-        f"-{here.os}-{here.arch}-{here.libc}"
-    )
+    return f"{key.implementation}-{key.major}.{key.minor}{key.variant}-{here.os}-{here.arch}-{here.libc}"
 
 
 def create_venv(
@@ -311,15 +304,11 @@ def create_venv(
         used, executable = str(info["key"]), Path(info["executable"])
         build, machine = str(info["build"]), str(info["machine"])
     except (IndexError, ValueError, KeyError, TypeError):
-        raise CaseError(
-            "resolve", "venv_failed", "the case interpreter did not say what it is"
-        ) from None
+        raise CaseError("resolve", "venv_failed", "the case interpreter did not say what it is") from None
     try:
         got = parse_interpreter_key(used)
     except ValueError:
-        raise CaseError(
-            "resolve", "venv_failed", f"the case interpreter calls itself {used!r}"
-        ) from None
+        raise CaseError("resolve", "venv_failed", f"the case interpreter calls itself {used!r}") from None
     if policy == "exact" and used != key:
         raise CaseError("resolve", "venv_failed", f"uv chose {used} when asked for {key}")
     if policy == "minor" and (got.implementation, got.major, got.minor, got.variant) != (
@@ -329,9 +318,7 @@ def create_venv(
         wanted.variant,
     ):
         raise CaseError("resolve", "venv_failed", f"uv chose {used} for the minor of {key}")
-    return Interpreter(
-        requested=key, used=used, executable=executable, build=build, machine=machine
-    )
+    return Interpreter(requested=key, used=used, executable=executable, build=build, machine=machine)
 
 
 def run_install_commands(
@@ -356,9 +343,7 @@ def run_install_commands(
         try:
             argv = shlex.split(command)
         except ValueError as error:
-            raise CaseError(
-                "install", "install_failed", f"install command {index} cannot be split: {error}"
-            ) from None
+            raise CaseError("install", "install_failed", f"install command {index} cannot be split: {error}") from None
         if not argv:
             raise CaseError("install", "install_failed", f"install command {index} is empty")
         if argv[0] in PYTHON_NAMES:
@@ -397,9 +382,7 @@ def check_installed_version(
         )
     observed = lines[-1]
     if observed != version:
-        raise CaseError(
-            name, "version_mismatch", f"{distribution}: pinned {version}, installed {observed}"
-        )
+        raise CaseError(name, "version_mismatch", f"{distribution}: pinned {version}, installed {observed}")
     return observed
 
 
@@ -478,10 +461,7 @@ def validate_exclude_newer(text: str) -> str:
     every machine.
     """
     raw = text.strip() if isinstance(text, str) else ""
-    problem = (
-        f"--exclude-newer {text!r} is not a UTC time: give one like 2025-06-01T00:00:00Z "
-        "(or a date, 2025-06-01)"
-    )
+    problem = f"--exclude-newer {text!r} is not a UTC time: give one like 2025-06-01T00:00:00Z (or a date, 2025-06-01)"
     if not raw:
         raise ValueError(problem)
     try:

@@ -17,7 +17,6 @@ from pytest_obelize_bench.markdown import NULL, table
 HEADING = "#### Error analysis"
 
 
-
 @dataclass(frozen=True)
 class CaseFigure:
     case: str
@@ -147,13 +146,20 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
     lines += [
         f"Every key row of round {round_number}, by what the run did with it, from "
         f"`results/errors/round-{round_number}.json`"
-        + (f" and the dispositions in `cases/errors-round-{round_number}.yaml`." if figures.reviewed else "; no reviewer file yet."),
+        + (
+            f" and the dispositions in `cases/errors-round-{round_number}.yaml`."
+            if figures.reviewed
+            else "; no reviewer file yet."
+        ),
         "",
     ]
     lines += table(
         ("What happened to the row", "Rows", "Share"),
         ("---", "---:", "---:"),
-        [*((state, figures.states[state], _share(figures.states[state], total)) for state in STATES), ("total", total, _share(total, total))],
+        [
+            *((state, figures.states[state], _share(figures.states[state], total)) for state in STATES),
+            ("total", total, _share(total, total)),
+        ],
     )
     lines += [
         "",
@@ -173,7 +179,10 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
         ],
     )
     if figures.uncollected:
-        lines += ["", "Graded cases with no collected entry (no run folder was left): " + ", ".join(figures.uncollected) + "."]
+        lines += [
+            "",
+            "Graded cases with no collected entry (no run folder was left): " + ", ".join(figures.uncollected) + ".",
+        ]
     lines += [
         "",
         (

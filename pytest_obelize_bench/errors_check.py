@@ -46,7 +46,9 @@ def check_review(review: ReviewFile, analysis: Analysis, source: str) -> list[st
             problems.append(f"{source}: causes.{cause}: has a disposition but no row of round {n} has this cause")
         elif entry.cause_class not in seen_cause.classes:
             shown = " or ".join(sorted(seen_cause.classes))
-            problems.append(f"{source}: causes.{cause}.class: is {entry.cause_class}, but round {n} shows it as {shown}")
+            problems.append(
+                f"{source}: causes.{cause}.class: is {entry.cause_class}, but round {n} shows it as {shown}"
+            )
         form = RECORDED_FORMS[entry.disposition]
         if not form.fullmatch(entry.recorded):
             problems.append(

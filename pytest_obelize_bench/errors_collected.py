@@ -113,13 +113,17 @@ def read_collected(path: Path) -> CollectedRound:
 def applied_positions(artefacts: Artefacts) -> list[tuple[str, int]]:
     """Sorted unique ``(path, line)`` of every ``auto`` edit whose file obelize wrote."""
     written = set(artefacts.written)
-    return sorted({(edit.path, edit.line) for edit in artefacts.edits if edit.status == "auto" and edit.path in written})
+    return sorted(
+        {(edit.path, edit.line) for edit in artefacts.edits if edit.status == "auto" and edit.path in written}
+    )
 
 
 def collect_case(artefacts: Artefacts, source: str) -> CollectedCase:
     """One case's entry from its graded facts; a ValueError when the facts predate what it needs."""
     if artefacts.run_id is None:
-        raise ValueError(f"{source}: the graded facts name no run_id (graded facts of version 1, or a run.json without one)")
+        raise ValueError(
+            f"{source}: the graded facts name no run_id (graded facts of version 1, or a run.json without one)"
+        )
     return CollectedCase(
         run_id=artefacts.run_id,
         exit_code=artefacts.exit_code,

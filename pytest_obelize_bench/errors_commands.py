@@ -93,9 +93,13 @@ def gather_cases(source: Path) -> tuple[dict[str, CollectedCase], list[str], lis
         facts = source / "artefacts" / f"{case_id}.json"
         if not os.path.lexists(facts):
             if record.error is not None:
-                left_out.append(f"{case_id}: left out, it errored at {record.error.step} ({record.error.reason}) before obelize left a run folder")
+                left_out.append(
+                    f"{case_id}: left out, it errored at {record.error.step} ({record.error.reason}) before obelize left a run folder"
+                )
             else:
-                problems.append(f"{facts}: missing; {case_id} has a record without an error, so its graded facts should be here")
+                problems.append(
+                    f"{facts}: missing; {case_id} has a record without an error, so its graded facts should be here"
+                )
             continue
         try:
             text = read_untrusted(facts, MAX_DOCUMENT_BYTES).decode("utf-8")
@@ -147,7 +151,10 @@ def collect(results_dir: Path, number: int, *, run: str | None, force: bool, out
             print(f"{target}: unchanged ({len(cases)} cases)", file=out)
             return 0
         if not force:
-            print(f"{target}: already written and a new collect would change it ({reason}); refused (--force replaces it)", file=out)
+            print(
+                f"{target}: already written and a new collect would change it ({reason}); refused (--force replaces it)",
+                file=out,
+            )
             return 1
         if os.path.islink(target):
             os.unlink(target)
@@ -286,9 +293,7 @@ def _checkout_references(checkout: Path) -> tuple[set[str], dict[int, bool]]:
     return adrs_in(checkout), gaps_in(text)
 
 
-def check(
-    results_dir: Path, cases_path: Path, rounds: Sequence[int] | None, obelize: Path | None, out: TextIO
-) -> int:
+def check(results_dir: Path, cases_path: Path, rounds: Sequence[int] | None, obelize: Path | None, out: TextIO) -> int:
     """``errors check``: 0 when every reviewer file agrees with its round, 1 with one line per problem."""
     cases_dir = Path(cases_path).parent
     numbers = list(rounds) if rounds else reviewed_rounds(cases_dir)
@@ -313,7 +318,9 @@ def check(
                 raise ErrorsInputError(f"{reviewer}: does not exist; round {number} has no reviewer file")
             loaded = load_analysis(results_dir, cases_dir, number, case_file.cases)
             if loaded is None:
-                raise ErrorsInputError(f"{collected_path(results_dir, number)}: does not exist; run `obelize-bench errors collect --round {number}`")
+                raise ErrorsInputError(
+                    f"{collected_path(results_dir, number)}: does not exist; run `obelize-bench errors collect --round {number}`"
+                )
         except ErrorsInputError as exc:
             print(str(exc), file=out)
             failed = True
@@ -354,7 +361,9 @@ def add_errors_commands(sub: Any, default_cases: Path, default_results: Path) ->
     p.add_argument("--force", action="store_true", help="replace a collected file this collect would change")
     p = commands.add_parser("check", help="check each reviewer file cases/errors-round-N.yaml against its round")
     p.add_argument("--round", type=int, action="append", dest="rounds", help="only this round (repeatable)")
-    p.add_argument("--obelize", type=Path, default=None, help="an obelize source checkout: its ADRs must exist and gaps be open")
+    p.add_argument(
+        "--obelize", type=Path, default=None, help="an obelize source checkout: its ADRs must exist and gaps be open"
+    )
     p.add_argument("--cases", type=Path, default=default_cases)
     p.add_argument("--results", type=Path, default=default_results)
 

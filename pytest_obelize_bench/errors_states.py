@@ -143,7 +143,9 @@ def case_states(
             if (path, line) in applied:
                 states.append(RowState(case_id, path, line, symbol, "migrated", None))
             else:
-                states.append(RowState(case_id, path, line, symbol, "missed", misses.get((case_id, path, line, symbol))))
+                states.append(
+                    RowState(case_id, path, line, symbol, "missed", misses.get((case_id, path, line, symbol)))
+                )
         elif row.bail == FILE_ATOMICITY:
             states.append(RowState(case_id, path, line, symbol, "derived", row.bail, tuple(sorted(holds.files[path]))))
         elif row.bail == REPO_ATOMICITY:

@@ -104,9 +104,7 @@ class ProgramRefused(Exception):
     """The offline executor refused a program: ``--fixtures-only`` must not reach the network."""
 
     def __init__(self, program: str) -> None:
-        super().__init__(
-            f"--fixtures-only runs no program but the running interpreter; refused: {program}"
-        )
+        super().__init__(f"--fixtures-only runs no program but the running interpreter; refused: {program}")
         self.program = program
 
 
@@ -306,9 +304,7 @@ class ProcessExecutor:
             sink.write(header)
             return self._run(args, Path(cwd), env, timeout, log, sink, len(header))
 
-    def _launch_failure(
-        self, message: str, log: Path, sink: BinaryIO, offset: int, start: float
-    ) -> Completed:
+    def _launch_failure(self, message: str, log: Path, sink: BinaryIO, offset: int, start: float) -> Completed:
         sink.write((message + "\n").encode("utf-8", errors="replace"))
         return Completed(
             exit_code=LAUNCH_FAILED_EXIT,
@@ -393,16 +389,12 @@ class ProcessExecutor:
             raise pump.error
         notes = []
         if pump.dropped:
-            notes.append(
-                f"[{_MARK}: output cut at {self.output_cap} bytes; "
-                f"{pump.dropped} more bytes dropped]"
-            )
+            notes.append(f"[{_MARK}: output cut at {self.output_cap} bytes; {pump.dropped} more bytes dropped]")
         if timed_out:
             notes.append(f"[{_MARK}: timed out after {timeout:g}s; process group killed]")
         if held_open:
             notes.append(
-                f"[{_MARK}: stopped reading: a process outside the step's process group "
-                "still held the output open]"
+                f"[{_MARK}: stopped reading: a process outside the step's process group still held the output open]"
             )
         if notes:
             lead = b"" if pump.last_byte == b"\n" else b"\n"

@@ -169,4 +169,13 @@ def load_frame(path: Path | str) -> Frame:
     return frame
 
 
-__all__ = ["OUTCOMES", "Frame", "FrameError", "FrameRepository", "Outcome", "load_frame", "read_yaml", "validation_lines"]
+__all__ = [
+    "OUTCOMES",
+    "Frame",
+    "FrameError",
+    "FrameRepository",
+    "Outcome",
+    "load_frame",
+    "read_yaml",
+    "validation_lines",
+]

@@ -97,13 +97,17 @@ def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
     lines = []
     if decisions:
         inc = decisions[0].incumbent_figures
-        lines.append(f"incumbent  {inc.label}: verified_success {inc.rate.format()}, rows {rows(inc.rows_migrated)}, runtime {cost(inc.cost_seconds)}")
+        lines.append(
+            f"incumbent  {inc.label}: verified_success {inc.rate.format()}, rows {rows(inc.rows_migrated)}, runtime {cost(inc.cost_seconds)}"
+        )
     header = f"{'candidate':<28} {'decision':<22} {'verified_success':<26} {'rows':>6} {'runtime':>9}  failed rules"
     lines.append(header)
     for d in decisions:
         c = d.candidate_figures
         failed = ", ".join(dict.fromkeys(r.rule for r in d.failed)) or "--"
-        lines.append(f"{d.candidate:<28} {d.outcome:<22} {c.rate.format():<26} {rows(c.rows_migrated):>6} {cost(c.cost_seconds):>9}  {failed}")
+        lines.append(
+            f"{d.candidate:<28} {d.outcome:<22} {c.rate.format():<26} {rows(c.rows_migrated):>6} {cost(c.cost_seconds):>9}  {failed}"
+        )
     for d in decisions:
         for r in d.failed:
             lines.append(f"  {d.candidate}: {r.rule}: {r.text}")

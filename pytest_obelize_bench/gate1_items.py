@@ -48,7 +48,11 @@ def read_findings(folder: Path) -> tuple[ScanCounts, list[ScanFinding]]:
     from pytest_obelize_bench.runfolder import path_problem, read_run_document
 
     data = read_run_document(folder, "findings.json", "scan")
-    if not isinstance(data, dict) or not isinstance(data.get("findings"), list) or not isinstance(data.get("counts"), dict):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("findings"), list)
+        or not isinstance(data.get("counts"), dict)
+    ):
         raise _unreadable("findings.json: expected an object with findings[] and counts")
     try:
         counts = ScanCounts.model_validate({key: data["counts"].get(key) for key in ScanCounts.model_fields})
@@ -152,8 +156,13 @@ def document_of(context: MeasureContext, frame: Frame, records: Mapping[str, Sca
 
 
 def publish(
-    context: MeasureContext, frame: Frame, keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRepository], *,
-    frame_label: str, write_block: bool,
+    context: MeasureContext,
+    frame: Frame,
+    keys: Mapping[str, AnswerKey],
+    records: Mapping[str, ScannedRepository],
+    *,
+    frame_label: str,
+    write_block: bool,
 ) -> list[str]:
     """Write scan.json and (unless told not to) the Gate 1 block; the lines saying what was written."""
     from pytest_obelize_bench.gate1_render import render_gate1_block
@@ -168,7 +177,9 @@ def publish(
     if write_block:
         path = results / "BENCHMARK_RESULTS.md"
         existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-        write_atomically(path, apply_blocks(existing, {"gate1": render_gate1_block(document, frame, keys, frame_label)}))
+        write_atomically(
+            path, apply_blocks(existing, {"gate1": render_gate1_block(document, frame, keys, frame_label)})
+        )
         lines.append(f"summary: {path} (Gate 1 block)")
     return lines
 
@@ -178,7 +189,11 @@ def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRep
     from pytest_obelize_bench.gate1_figures import sample_figures
     from pytest_obelize_bench.matching import pooled
 
-    matches = [match_key(keys[name], record.findings) for name, record in records.items() if name in keys and record.error is None]
+    matches = [
+        match_key(keys[name], record.findings)
+        for name, record in records.items()
+        if name in keys and record.error is None
+    ]
     precision, recall = pooled(matches)
     figures = sample_figures(list(records.values()))
     return [
@@ -193,4 +208,14 @@ def parse_record(text: str) -> ScannedRepository:
     return ScannedRepository.model_validate(json.loads(text))
 
 
-__all__ = ["GATE1_PACK", "document_of", "measure", "parse_record", "pooled_lines", "publish", "read_findings", "run_item", "status"]
+__all__ = [
+    "GATE1_PACK",
+    "document_of",
+    "measure",
+    "parse_record",
+    "pooled_lines",
+    "publish",
+    "read_findings",
+    "run_item",
+    "status",
+]

@@ -71,27 +71,60 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
             ("Frame", f"`{frame_label}`: code search for `{frame.term}`, queried {frame.queried_at or NULL}"),
             ("Population by band", f"{bands} (total {frame.population if frame.population is not None else NULL})"),
             ("Drawn / rejected", f"{len(frame.repositories)} / {len(frame.rejected)}"),
-            ("Repositories scanned", f"{figures.scanned}" + (f" ({figures.errored} could not be scanned)" if figures.errored else "")),
+            (
+                "Repositories scanned",
+                f"{figures.scanned}" + (f" ({figures.errored} could not be scanned)" if figures.errored else ""),
+            ),
             ("Labelled repositories", f"{len(measured)} of {len(keys)} keys have a scan of the pinned commit"),
             ("obelize", document.obelize_version),
             ("Pack", f"`{document.pack}`"),
             ("Pack sha256", f"`{document.pack_sha256}`" if document.pack_sha256 else None),
-            ("Interpreter", " ".join(part for part in (document.python, document.machine, document.os) if part) or None),
+            (
+                "Interpreter",
+                " ".join(part for part in (document.python, document.machine, document.os) if part) or None,
+            ),
         ],
     )
     lines += ["", "#### Precision and recall", ""]
     rows: list[tuple[object, ...]] = [
-        ("**All labelled**", labelled_rows, precision.n, precision.k, precision.n - precision.k, recall.n - recall.k,
-         _rate(precision), _rate(recall)),
+        (
+            "**All labelled**",
+            labelled_rows,
+            precision.n,
+            precision.k,
+            precision.n - precision.k,
+            recall.n - recall.k,
+            _rate(precision),
+            _rate(recall),
+        ),
     ]
     for name, m in matches.items():
         if m is None:
             rows.append((f"`{name}`", len(keys[name].call_sites), "not scanned", NULL, NULL, NULL, NULL, NULL))
             continue
-        rows.append((f"`{name}`", m.labelled, m.findings, m.true_positive, m.false_positive, m.missed,
-                     _rate(m.precision), _rate(m.recall)))
+        rows.append(
+            (
+                f"`{name}`",
+                m.labelled,
+                m.findings,
+                m.true_positive,
+                m.false_positive,
+                m.missed,
+                _rate(m.precision),
+                _rate(m.recall),
+            )
+        )
     lines += table(
-        ["Repository", "Labelled rows", "Findings", "TP", "FP", "Missed", "Precision [95% Wilson]", "Recall [95% Wilson]"],
+        [
+            "Repository",
+            "Labelled rows",
+            "Findings",
+            "TP",
+            "FP",
+            "Missed",
+            "Precision [95% Wilson]",
+            "Recall [95% Wilson]",
+        ],
         ["---", "---:", "---:", "---:", "---:", "---:", "---", "---"],
         rows,
     )
@@ -100,8 +133,11 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
     wrong += [(name, "false positive", row) for name, m in matches.items() if m for row in m.actionable.unexpected]
     lines += ["", "#### Misses and false positives", ""]
     if wrong:
-        lines += table(["Repository", "What", "Row"], ["---", "---", "---"],
-                       [(f"`{name}`", what, _row_text(row)) for name, what, row in wrong])
+        lines += table(
+            ["Repository", "What", "Row"],
+            ["---", "---", "---"],
+            [(f"`{name}`", what, _row_text(row)) for name, what, row in wrong],
+        )
     else:
         lines.append("None.")
     lines += [
@@ -115,7 +151,13 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
         "",
     ]
     lines += table(
-        ["Repository", "Expected, reported", "Expected, not reported", "Reported, not expected", "Forbidden positions reported"],
+        [
+            "Repository",
+            "Expected, reported",
+            "Expected, not reported",
+            "Reported, not expected",
+            "Forbidden positions reported",
+        ],
         ["---", "---:", "---:", "---:", "---:"],
         [
             (f"`{name}`", len(m.other.matched), len(m.other.missing), len(m.other.unexpected), len(m.forbidden))
@@ -125,7 +167,10 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
     )
     extra = [(name, row) for name, m in matches.items() if m for row in (*m.other.unexpected, *m.forbidden)]
     if extra:
-        lines += ["", "Reported beyond the keys: " + "; ".join(f"`{name}` {_row_text(row)}" for name, row in extra) + "."]
+        lines += [
+            "",
+            "Reported beyond the keys: " + "; ".join(f"`{name}` {_row_text(row)}" for name, row in extra) + ".",
+        ]
     declared = ", ".join(f"`{text}` {n}" for text, n in figures.declared.items()) or "none"
     declaring = rate_of(sum(figures.declared.values()), figures.scanned - figures.not_asked)
     unresolved = ", ".join(f"`{reason}` {n}" for reason, n in figures.unresolved_reasons.items()) or "none"
@@ -134,12 +179,28 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
         ["Figure", "n", "Count", "Share [95% Wilson]", "Detail"],
         ["---", "---:", "---:", "---", "---"],
         [
-            ("Repositories with a zero-bail file", figures.zero_bail.n, figures.zero_bail.k, _rate(figures.zero_bail),
-             f"{figures.zero_bail_files} zero-bail files"),
-            ("Unresolved share of usages", figures.unresolved_share.n, figures.unresolved_share.k,
-             _rate(figures.unresolved_share), f"by reason: {unresolved}; {figures.not_a_usage} findings are not a usage"),
-            ("Repositories declaring a Python", declaring.n, declaring.k, _rate(declaring), f"{declared}; {figures.declares_nothing} declare nothing; {figures.blocked} blocked by it"
-             + (f"; {figures.not_asked} not asked" if figures.not_asked else "")),
+            (
+                "Repositories with a zero-bail file",
+                figures.zero_bail.n,
+                figures.zero_bail.k,
+                _rate(figures.zero_bail),
+                f"{figures.zero_bail_files} zero-bail files",
+            ),
+            (
+                "Unresolved share of usages",
+                figures.unresolved_share.n,
+                figures.unresolved_share.k,
+                _rate(figures.unresolved_share),
+                f"by reason: {unresolved}; {figures.not_a_usage} findings are not a usage",
+            ),
+            (
+                "Repositories declaring a Python",
+                declaring.n,
+                declaring.k,
+                _rate(declaring),
+                f"{declared}; {figures.declares_nothing} declare nothing; {figures.blocked} blocked by it"
+                + (f"; {figures.not_asked} not asked" if figures.not_asked else ""),
+            ),
         ],
     )
     since = ", ".join(f"`{reason}` as {where}" for reason, where in sorted(CLASSIFIED_SINCE_PROTOCOL.items()))

@@ -63,9 +63,7 @@ def expected_rows(case: Case) -> list[tuple[str, int, str]]:
 def landed_positions(artefacts: Artefacts) -> Counter[Position]:
     """(path, line) of every ``auto`` edit whose file obelize wrote, as a multiset."""
     written = set(artefacts.written)
-    return Counter(
-        (edit.path, edit.line) for edit in artefacts.edits if edit.status == "auto" and edit.path in written
-    )
+    return Counter((edit.path, edit.line) for edit in artefacts.edits if edit.status == "auto" and edit.path in written)
 
 
 def _positions(rows: Iterable[tuple[str, int, str]]) -> Counter[Position]:

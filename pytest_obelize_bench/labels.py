@@ -113,4 +113,14 @@ def load_keys(folder: Path | str, frame: Frame) -> dict[str, AnswerKey]:
     return keys
 
 
-__all__ = ["ACTIONABLE_KINDS", "OTHER_KINDS", "AnswerKey", "CallSite", "Forbidden", "LabelError", "OtherRow", "load_key", "load_keys"]
+__all__ = [
+    "ACTIONABLE_KINDS",
+    "OTHER_KINDS",
+    "AnswerKey",
+    "CallSite",
+    "Forbidden",
+    "LabelError",
+    "OtherRow",
+    "load_key",
+    "load_keys",
+]

@@ -105,8 +105,6 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
     return blocks
 
 
-
-
 # -- the hook ``obelize-bench summarize`` calls -------------------------------------------------
 
 

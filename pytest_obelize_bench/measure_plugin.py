@@ -32,9 +32,17 @@ FRAME_PATH_KEY = pytest.StashKey[Path]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("obelize-bench")
-    group.addoption(OPTION_GATE1, action="store_true", help="Gate 1: obelize scan precision and recall over the labelled frame")
-    group.addoption(OPTION_DRYRUN, metavar="PACK", help="the fix dry run of PACK over --bench-frame: blocked, none, held, partial or complete")
-    group.addoption(OPTION_FRAME, metavar="FILE", help=f"the frame to measure (default for --bench-gate1: {DEFAULT_GATE1_FRAME})")
+    group.addoption(
+        OPTION_GATE1, action="store_true", help="Gate 1: obelize scan precision and recall over the labelled frame"
+    )
+    group.addoption(
+        OPTION_DRYRUN,
+        metavar="PACK",
+        help="the fix dry run of PACK over --bench-frame: blocked, none, held, partial or complete",
+    )
+    group.addoption(
+        OPTION_FRAME, metavar="FILE", help=f"the frame to measure (default for --bench-gate1: {DEFAULT_GATE1_FRAME})"
+    )
 
 
 def _mode(config: pytest.Config) -> str | None:
@@ -66,7 +74,9 @@ def _pack(config: pytest.Config, mode: str) -> str:
         return GATE1_PACK
     pack = str(config.getoption(OPTION_DRYRUN))
     if pack not in PACK_DISTRIBUTIONS:
-        raise pytest.UsageError(f"--bench-dryrun: unknown pack {pack!r}; bundled packs: {', '.join(sorted(PACK_DISTRIBUTIONS))}")
+        raise pytest.UsageError(
+            f"--bench-dryrun: unknown pack {pack!r}; bundled packs: {', '.join(sorted(PACK_DISTRIBUTIONS))}"
+        )
     return pack
 
 
@@ -124,7 +134,9 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
 
         spec = config.getoption("--obelize")
         if frame.is_fixture and spec:
-            raise pytest.UsageError("a fixture frame runs the obelize installed beside the harness; --obelize does not apply")
+            raise pytest.UsageError(
+                "a fixture frame runs the obelize installed beside the harness; --obelize does not apply"
+            )
         try:
             resolved = resolve_tool(spec, tool_root=work_root / "tools")
         except ToolError as exc:
@@ -228,7 +240,9 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 class MeasureController:
     """The controller's side: collect the records, publish a whole frame, print the figures."""
 
-    def __init__(self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path) -> None:
+    def __init__(
+        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
+    ) -> None:
         self.config = config
         self.context = context
         self.frame = frame
@@ -282,25 +296,38 @@ class MeasureController:
             return
         missing = [name for name in wanted if name not in self.records]
         if missing:
-            self.lines.append(f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, and a partial run is never published")
+            self.lines.append(
+                f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, and a partial run is never published"
+            )
             return
         write_block = not self.config.getoption("--bench-no-summary")
         try:
             if self.context.mode == "gate1":
                 from pytest_obelize_bench.gate1_items import publish
 
-                self.lines += publish(self.context, self.frame, self.keys, self.records, frame_label=self._frame_label(), write_block=write_block)
+                self.lines += publish(
+                    self.context,
+                    self.frame,
+                    self.keys,
+                    self.records,
+                    frame_label=self._frame_label(),
+                    write_block=write_block,
+                )
             else:
                 from pytest_obelize_bench.dryrun_items import publish as publish_dryrun
 
-                self.lines += publish_dryrun(self.context, self.frame, self.records, frame_label=self._frame_label(), write_block=write_block)
+                self.lines += publish_dryrun(
+                    self.context, self.frame, self.records, frame_label=self._frame_label(), write_block=write_block
+                )
         except (OSError, ValueError) as exc:
             self.lines.append(f"not published: {str(exc).splitlines()[0]}")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.records and not self.unreadable:
             return
-        terminalreporter.write_sep("=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}"))
+        terminalreporter.write_sep(
+            "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
+        )
         for line in sorted(self.counts):
             terminalreporter.write_line(line)
         for line in self.lines:

@@ -136,7 +136,9 @@ def prepare(repo: FrameRepository, context: MeasureContext, *, frame_dir: Path) 
             home=workspace.home,
             extra={"PYTHONDONTWRITEBYTECODE": "1", "GIT_TERMINAL_PROMPT": "0", "COLUMNS": "120", "NO_COLOR": "1"},
         )
-        run.runner = StepRunner(_executor(run.offline), logs=workspace.logs, elider=run.elider, env=env, cwd=workspace.checkout.parent)
+        run.runner = StepRunner(
+            _executor(run.offline), logs=workspace.logs, elider=run.elider, env=env, cwd=workspace.checkout.parent
+        )
         check_isolation(workspace.checkout)
         if repo.path is not None:
             shutil.copytree(frame_dir / repo.path, workspace.checkout, symlinks=True, ignore=FIXTURE_COPY_IGNORE)
@@ -177,7 +179,9 @@ def _obelize(run: RepoRun, context: MeasureContext, *, number: int, name: str, a
         raise CaseError(name, "obelize_failed", "obelize could not be started; see the step log")
     if completed.exit_code != 0:
         said = last_words(completed.output())
-        raise CaseError(name, "obelize_failed", f"obelize {name} exited {completed.exit_code}{': ' + said if said else ''}")
+        raise CaseError(
+            name, "obelize_failed", f"obelize {name} exited {completed.exit_code}{': ' + said if said else ''}"
+        )
     try:
         return locate_run_folder(run.checkout)
     except CaseError as exc:
@@ -193,7 +197,17 @@ def run_scan(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
 
 def run_dry_fix(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
     """``obelize fix --pack <pack> --model none --json`` without ``--apply``: a dry run exits 0."""
-    argv = [*_tool_argv(context), "fix", "--repo", os.fspath(run.checkout), "--pack", context.pack, "--model", "none", "--json"]
+    argv = [
+        *_tool_argv(context),
+        "fix",
+        "--repo",
+        os.fspath(run.checkout),
+        "--pack",
+        context.pack,
+        "--model",
+        "none",
+        "--json",
+    ]
     folder = _obelize(run, context, number=2, name="fix", argv=argv, timeout=FIX_TIMEOUT_S)
     return folder, run.runner.steps[-1].duration_s
 

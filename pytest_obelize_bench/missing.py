@@ -69,9 +69,7 @@ def _first_line(longrepr: object, fallback: str) -> str:
     return text[0][:200] if text else fallback
 
 
-def lost_record(
-    case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1
-) -> Record:
+def lost_record(case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1) -> Record:
     """The ``error`` record of a case that produced none, with the round's provenance."""
     from pytest_obelize_bench.errors import CaseError
     from pytest_obelize_bench.pipeline import CaseRun, _utc_now, build_record

@@ -464,7 +464,9 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
     if run.workspace is not None:
         (run.tree().logs / "record.json").write_text(record.to_json(), encoding="utf-8")
     if run.crash is not None:
-        pytest.fail(f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}", pytrace=False)
+        pytest.fail(
+            f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}", pytrace=False
+        )
     if run.offline:
         if item.config.getoption("--bench-update-expected"):
             write_expected(run.case, record)

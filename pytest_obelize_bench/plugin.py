@@ -42,21 +42,44 @@ TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
 }
 #: the ``-r`` character that lists the cases per tier.
 REPORT_CHAR = "T"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("obelize-bench", "obelize migration benchmark")
-    group.addoption(OPTION_ROUND, type=int, metavar="N", help="run benchmark round N: one item per row of the case file")
+    group.addoption(
+        OPTION_ROUND, type=int, metavar="N", help="run benchmark round N: one item per row of the case file"
+    )
     group.addoption(
         OPTION_FIXTURES,
         action="store_true",
         help="run the offline fixture repositories against their expected.json (no network, no program but this interpreter)",
     )
-    group.addoption("--bench-cases", metavar="PATH", default="cases/cases.yaml", help="the case file (default: %(default)s)")
-    group.addoption("--bench-fixtures", metavar="DIR", default="cases/fixtures", help="the fixtures folder (default: %(default)s)")
-    group.addoption("--bench-results", metavar="DIR", default="results", help="where records and the summary go (default: %(default)s)")
+    group.addoption(
+        "--bench-cases", metavar="PATH", default="cases/cases.yaml", help="the case file (default: %(default)s)"
+    )
+    group.addoption(
+        "--bench-fixtures", metavar="DIR", default="cases/fixtures", help="the fixtures folder (default: %(default)s)"
+    )
+    group.addoption(
+        "--bench-results",
+        metavar="DIR",
+        default="results",
+        help="where records and the summary go (default: %(default)s)",
+    )
     group.addoption("--bench-split", choices=("dev", "holdout"), help="run one side of the split only")
-    group.addoption("--bench-fail-on", metavar="TIERS", help="comma-separated tiers that make the session exit with status 6, e.g. wrong,error")
-    group.addoption("--bench-work", metavar="DIR", help="work root for checkouts and logs (default: <system temp>/obelize-bench-<uid>)")
-    group.addoption("--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them")
+    group.addoption(
+        "--bench-fail-on",
+        metavar="TIERS",
+        help="comma-separated tiers that make the session exit with status 6, e.g. wrong,error",
+    )
+    group.addoption(
+        "--bench-work",
+        metavar="DIR",
+        help="work root for checkouts and logs (default: <system temp>/obelize-bench-<uid>)",
+    )
+    group.addoption(
+        "--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them"
+    )
     group.addoption(
         "--bench-interpreter",
         choices=("exact", "minor"),
@@ -70,16 +93,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="a folder holding interpreters for uv to find (repeatable); pyenv's versions/*/bin are searched anyway",
     )
-    group.addoption("--exclude-newer", metavar="UTC", help="resolve every install as of this UTC time (replays an earlier round)")
-    group.addoption("--obelize", metavar="SPEC", help="the tool under test: a requirement (obelize==0.7.0) or a path to an obelize checkout")
+    group.addoption(
+        "--exclude-newer", metavar="UTC", help="resolve every install as of this UTC time (replays an earlier round)"
+    )
+    group.addoption(
+        "--obelize",
+        metavar="SPEC",
+        help="the tool under test: a requirement (obelize==0.7.0) or a path to an obelize checkout",
+    )
     group.addoption(
         "--bench-step-timeout",
         metavar="LIMITS",
         help="step time limits in seconds, e.g. suite=900,install=1200 (names: fetch, venv, install, baseline, "
         "after, suite, fix, compile; defaults 300, 300, 900, 600, 600, 600, 900, 120)",
     )
-    group.addoption("--bench-allow-dirty", action="store_true", help="run a round on an uncommitted project tree (the records say so)")
-    group.addoption("--bench-no-summary", action="store_true", help="the same as --bench-no-publish (kept for old command lines)")
+    group.addoption(
+        "--bench-allow-dirty",
+        action="store_true",
+        help="run a round on an uncommitted project tree (the records say so)",
+    )
+    group.addoption(
+        "--bench-no-summary", action="store_true", help="the same as --bench-no-publish (kept for old command lines)"
+    )
     group.addoption(
         "--bench-no-publish",
         action="store_true",
@@ -276,7 +311,9 @@ class CaseCollector(pytest.File):
             if case.test_cmd is not None:
                 item.add_marker("has_tests")
             if case.retired is not None:
-                item.add_marker(pytest.mark.skip(reason=f"retired in round {case.retired.round}: {case.retired.reason}"))
+                item.add_marker(
+                    pytest.mark.skip(reason=f"retired in round {case.retired.round}: {case.retired.reason}")
+                )
             items.append(item)
         return items
 
@@ -385,5 +422,7 @@ def tier_gate(config: pytest.Config) -> set[str]:
     wanted = {part.strip() for part in text.split(",") if part.strip()}
     unknown = wanted - set(TIERS)
     if unknown:
-        raise pytest.UsageError(f"--bench-fail-on: unknown tier(s) {', '.join(sorted(unknown))}; known: {', '.join(TIERS)}")
+        raise pytest.UsageError(
+            f"--bench-fail-on: unknown tier(s) {', '.join(sorted(unknown))}; known: {', '.join(TIERS)}"
+        )
     return wanted

@@ -105,7 +105,9 @@ def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Prob
     return probes
 
 
-def disk_problem(root: Path, cases: int, keep_all: bool, workers: int, free: Callable[[Path], int] | None = None) -> str | None:
+def disk_problem(
+    root: Path, cases: int, keep_all: bool, workers: int, free: Callable[[Path], int] | None = None
+) -> str | None:
     """One line when the work root's disk has no room for the round's estimate; else None."""
     if cases == 0:
         return None
@@ -123,7 +125,9 @@ def disk_problem(root: Path, cases: int, keep_all: bool, workers: int, free: Cal
     )
 
 
-def run_probes(probes: Sequence[Probe], executor: Executor, *, logs: Path, env: dict[str, str], timeout: float) -> list[str]:
+def run_probes(
+    probes: Sequence[Probe], executor: Executor, *, logs: Path, env: dict[str, str], timeout: float
+) -> list[str]:
     """Run the probes in parallel (bounded); one line per failing probe, in the probes' order."""
     logs.mkdir(parents=True, exist_ok=True)
 

@@ -83,7 +83,9 @@ def format_status(running: list[Running], width: int = LINE_WIDTH) -> str:
 class Progress:
     """Repaints the status line every few seconds while the session runs (terminals only)."""
 
-    def __init__(self, round_dir: Path, case_ids: Iterable[str], write: Callable[[str], Any], done: Callable[[], set[str]]) -> None:
+    def __init__(
+        self, round_dir: Path, case_ids: Iterable[str], write: Callable[[str], Any], done: Callable[[], set[str]]
+    ) -> None:
         self.round_dir = Path(round_dir)
         self.case_ids = list(case_ids)
         self.write = write
@@ -100,7 +102,9 @@ class Progress:
     def _loop(self) -> None:
         while not self._stop.wait(INTERVAL_S):
             pending = [case for case in self.case_ids if case not in self.done()]
-            status = format_status(snapshot(self.round_dir, pending, since=self.since, now=time.time(), first_seen=self.first_seen))
+            status = format_status(
+                snapshot(self.round_dir, pending, since=self.since, now=time.time(), first_seen=self.first_seen)
+            )
             if status:
                 self.write("\r" + status + "\x1b[K")
                 self._shown = True

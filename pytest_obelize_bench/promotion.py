@@ -232,7 +232,16 @@ def _completeness(run: RunEvidence) -> list[Reason]:
     who = run.label
     manifest = run.manifest
     if manifest is None:
-        return [Reason("run_complete", f"{who}: run.json", None, "present", False, f"{who}: the run has no run.json, so nothing says it is complete")]
+        return [
+            Reason(
+                "run_complete",
+                f"{who}: run.json",
+                None,
+                "present",
+                False,
+                f"{who}: the run has no run.json, so nothing says it is complete",
+            )
+        ]
     reasons = []
     interrupted = manifest.interrupted
     reasons.append(
@@ -259,7 +268,16 @@ def _completeness(run: RunEvidence) -> list[Reason]:
     expected = manifest.cases_expected
     recorded = {a.case for a in run.attempts}
     if expected is None:
-        reasons.append(Reason("run_complete", f"{who}: cases_expected", None, "listed", False, f"{who}: run.json does not list the cases expected"))
+        reasons.append(
+            Reason(
+                "run_complete",
+                f"{who}: cases_expected",
+                None,
+                "listed",
+                False,
+                f"{who}: run.json does not list the cases expected",
+            )
+        )
     else:
         missing = sorted(set(expected) - recorded)
         extra = sorted(recorded - set(expected))
@@ -347,11 +365,7 @@ def _comparability(policy: Policy, incumbent: RunEvidence, candidate: RunEvidenc
         )
     )
     inc_pins, cand_pins = _pins(incumbent), _pins(candidate)
-    pin_problems = sorted(
-        name
-        for name in set(inc_pins) & set(cand_pins)
-        if len(inc_pins[name] | cand_pins[name]) > 1
-    )
+    pin_problems = sorted(name for name in set(inc_pins) & set(cand_pins) if len(inc_pins[name] | cand_pins[name]) > 1)
     reasons.append(
         Reason(
             "same_pins",
@@ -359,7 +373,8 @@ def _comparability(policy: Policy, incumbent: RunEvidence, candidate: RunEvidenc
             len(pin_problems),
             0,
             not pin_problems,
-            f"{len(pin_problems)} pins differ between the runs" + (f": {', '.join(pin_problems[:5])}" if pin_problems else ""),
+            f"{len(pin_problems)} pins differ between the runs"
+            + (f": {', '.join(pin_problems[:5])}" if pin_problems else ""),
         )
     )
     for run in (incumbent, candidate):
@@ -379,7 +394,14 @@ def _comparability(policy: Policy, incumbent: RunEvidence, candidate: RunEvidenc
         moment = _evidence_time(run)
         if moment is None:
             reasons.append(
-                Reason("evidence_age", f"{run.label}: age in days", None, policy.max_evidence_age_days, False, f"{run.label}: no time is recorded, so its age is unknown")
+                Reason(
+                    "evidence_age",
+                    f"{run.label}: age in days",
+                    None,
+                    policy.max_evidence_age_days,
+                    False,
+                    f"{run.label}: no time is recorded, so its age is unknown",
+                )
             )
         else:
             age = (now - moment).total_seconds() / 86400
@@ -521,7 +543,16 @@ def _quality(
     diff = Fraction(cand.rate.k, max(cand.rate.n, 1)) - Fraction(inc.rate.k, max(inc.rate.n, 1))
     rate_text = f"verified_success rate {inc.rate.format()} -> {cand.rate.format()} ({_points(diff)})"
     if diff < 0:
-        return "reject", [Reason("metric", "verified_success rate change", float(diff), ">= 0", False, f"{rate_text}: the candidate is worse, whatever it costs")]
+        return "reject", [
+            Reason(
+                "metric",
+                "verified_success rate change",
+                float(diff),
+                ">= 0",
+                False,
+                f"{rate_text}: the candidate is worse, whatever it costs",
+            )
+        ]
     if diff > 0:
         enough = diff >= Fraction(wanted.rate_points).limit_denominator(10**6)
         reasons = [
@@ -537,22 +568,71 @@ def _quality(
         if not enough:
             return "reject", reasons
         return _distinguishable(policy, inc, cand, paired, reasons)
-    reasons = [Reason("metric", "verified_success rate change", 0.0, "> 0, or equal and better on rows or cost", True, f"{rate_text}: equal, so rows migrated decide")]
+    reasons = [
+        Reason(
+            "metric",
+            "verified_success rate change",
+            0.0,
+            "> 0, or equal and better on rows or cost",
+            True,
+            f"{rate_text}: equal, so rows migrated decide",
+        )
+    ]
     if inc.rows_migrated is None or cand.rows_migrated is None:
-        reasons.append(Reason("secondary", "rows migrated", None, wanted.rows, False, "rows migrated are unknown for some attempt (a case missing from the case file)"))
+        reasons.append(
+            Reason(
+                "secondary",
+                "rows migrated",
+                None,
+                wanted.rows,
+                False,
+                "rows migrated are unknown for some attempt (a case missing from the case file)",
+            )
+        )
         return "insufficient_evidence", reasons
     rows = cand.rows_migrated - inc.rows_migrated
     rows_text = f"rows migrated {inc.rows_migrated:g} -> {cand.rows_migrated:g} ({rows:+g})"
     if rows < 0:
-        reasons.append(Reason("secondary", "rows migrated change", rows, ">= 0", False, f"{rows_text}: fewer rows at an equal rate"))
+        reasons.append(
+            Reason(
+                "secondary", "rows migrated change", rows, ">= 0", False, f"{rows_text}: fewer rows at an equal rate"
+            )
+        )
         return "reject", reasons
     if rows > 0:
         enough = rows >= wanted.rows
-        reasons.append(Reason("min_improvement.rows", "rows migrated change", rows, wanted.rows, enough, f"{rows_text}; min_improvement is {wanted.rows} rows"))
+        reasons.append(
+            Reason(
+                "min_improvement.rows",
+                "rows migrated change",
+                rows,
+                wanted.rows,
+                enough,
+                f"{rows_text}; min_improvement is {wanted.rows} rows",
+            )
+        )
         return ("promote" if enough else "reject"), reasons
-    reasons.append(Reason("secondary", "rows migrated change", 0.0, "> 0, or equal and cheaper", True, f"{rows_text}: equal quality, so cost decides"))
+    reasons.append(
+        Reason(
+            "secondary",
+            "rows migrated change",
+            0.0,
+            "> 0, or equal and cheaper",
+            True,
+            f"{rows_text}: equal quality, so cost decides",
+        )
+    )
     if inc.cost_seconds is None or cand.cost_seconds is None or inc.cost_seconds <= 0:
-        reasons.append(Reason("cost", "runtime_seconds mean", cand.cost_seconds, wanted.cost_share, False, "runtime is not known on both sides, so cost cannot decide"))
+        reasons.append(
+            Reason(
+                "cost",
+                "runtime_seconds mean",
+                cand.cost_seconds,
+                wanted.cost_share,
+                False,
+                "runtime is not known on both sides, so cost cannot decide",
+            )
+        )
         return "insufficient_evidence", reasons
     saving = (inc.cost_seconds - cand.cost_seconds) / inc.cost_seconds
     enough = saving >= wanted.cost_share
@@ -574,12 +654,30 @@ def _distinguishable(
     policy: Policy, inc: SideFigures, cand: SideFigures, paired: Mapping[str, Any], reasons: list[Reason]
 ) -> tuple[Outcome, list[Reason]]:
     fewest = min(inc.runs, cand.runs)
-    reasons.append(Reason("min_n", "graded runs on the smaller side", fewest, policy.min_n, fewest >= policy.min_n, f"{inc.runs} and {cand.runs} graded runs; min_n is {policy.min_n}"))
+    reasons.append(
+        Reason(
+            "min_n",
+            "graded runs on the smaller side",
+            fewest,
+            policy.min_n,
+            fewest >= policy.min_n,
+            f"{inc.runs} and {cand.runs} graded runs; min_n is {policy.min_n}",
+        )
+    )
     if inc.rate.low is None or inc.rate.high is None or cand.rate.low is None or cand.rate.high is None:
         overlap = True
     else:
         overlap = intervals_overlap((inc.rate.low, inc.rate.high), (cand.rate.low, cand.rate.high))
-    reasons.append(Reason("intervals_apart", "95% Wilson intervals overlap", overlap, False, not overlap, f"intervals {inc.rate.format()} and {cand.rate.format()} {'overlap' if overlap else 'are apart'}"))
+    reasons.append(
+        Reason(
+            "intervals_apart",
+            "95% Wilson intervals overlap",
+            overlap,
+            False,
+            not overlap,
+            f"intervals {inc.rate.format()} and {cand.rate.format()} {'overlap' if overlap else 'are apart'}",
+        )
+    )
     p = paired["mcnemar_p"]
     reasons.append(
         Reason(
@@ -599,7 +697,11 @@ def _distinguishable(
 
 def decide(policy: Policy, incumbent: RunEvidence, candidate: RunEvidence, *, now: datetime) -> Decision:
     """The decision for one candidate against the incumbent (see the module docstring)."""
-    evidence = [*_completeness(incumbent), *_completeness(candidate), *_comparability(policy, incumbent, candidate, now)]
+    evidence = [
+        *_completeness(incumbent),
+        *_completeness(candidate),
+        *_comparability(policy, incumbent, candidate, now),
+    ]
     cases = {a.case for a in incumbent.attempts} & {a.case for a in candidate.attempts}
     inc_figures, cand_figures = _figures(incumbent, cases), _figures(candidate, cases)
     paired = _paired(incumbent, candidate, cases)

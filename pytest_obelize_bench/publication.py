@@ -134,7 +134,9 @@ def _copy_repeats(run: Path, round_folder: Path, cases: set[str]) -> dict[str, s
         published[stem] = sha256_text(text)
         facts = run / ARTEFACTS_DIR / f"{stem}.json"
         if facts.is_file() and not facts.is_symlink():
-            write_atomically(round_folder / ARTEFACTS_DIR / f"{stem}.json", read_bounded_text(facts, ARTEFACT_CAP_BYTES))
+            write_atomically(
+                round_folder / ARTEFACTS_DIR / f"{stem}.json", read_bounded_text(facts, ARTEFACT_CAP_BYTES)
+            )
     return published
 
 

@@ -58,11 +58,7 @@ def sha256_text(text: str) -> str:
 
 def expected_cases(case_file: CaseFile, round_number: int) -> list[str]:
     """The cases a complete run of this round must record: the file's, retired ones aside."""
-    return sorted(
-        case.id
-        for case in case_file.cases
-        if case.retired is None or case.retired.round > round_number
-    )
+    return sorted(case.id for case in case_file.cases if case.retired is None or case.retired.round > round_number)
 
 
 def read_publication(round_folder: Path) -> Publication | None:
@@ -112,7 +108,9 @@ def publication_problems(
         return [str(exc).splitlines()[0]]
     if note is None:
         if published.records:
-            return [f"{label}: {len(published.records)} published record(s) but no {PUBLICATION_NAME}: they come from no recorded run"]
+            return [
+                f"{label}: {len(published.records)} published record(s) but no {PUBLICATION_NAME}: they come from no recorded run"
+            ]
         return []
     problems: list[str] = []
     if note.round != round_number:
@@ -130,7 +128,10 @@ def publication_problems(
     try:
         manifest = read_manifest(run_folder(results, round_number, note.run))
     except (RecordError, ValueError) as exc:
-        return [*problems, f"{label}: the published run {note.run} has no readable manifest: {str(exc).splitlines()[0]}"]
+        return [
+            *problems,
+            f"{label}: the published run {note.run} has no readable manifest: {str(exc).splitlines()[0]}",
+        ]
     if manifest.kind == IMPORTED_KIND:
         if sorted(manifest.cases_recorded) != sorted(note.records):
             problems.append(f"{label}: the imported run {note.run} recorded other cases than were published")

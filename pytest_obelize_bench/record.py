@@ -170,7 +170,14 @@ def repeat_stems(names: Iterable[str], case_ids: Iterable[str]) -> dict[str, str
     found: dict[str, str] = {}
     for name in names:
         case, dot, rest = name.removesuffix(".json").rpartition(".attempt-")
-        if name.endswith(".json") and dot and case in wanted and rest.isdigit() and int(rest) >= 2 and rest == str(int(rest)):
+        if (
+            name.endswith(".json")
+            and dot
+            and case in wanted
+            and rest.isdigit()
+            and int(rest) >= 2
+            and rest == str(int(rest))
+        ):
             found[name.removesuffix(".json")] = case
     return found
 
@@ -191,9 +198,7 @@ def read_round(folder: Path) -> dict[str, Record]:
     first, so a case whose first attempt has no record has none here.
     """
     return {
-        case: attempts[0]
-        for case, attempts in read_round_attempts(folder).items()
-        if attempts[0].attempt_number == 1
+        case: attempts[0] for case, attempts in read_round_attempts(folder).items() if attempts[0].attempt_number == 1
     }
 
 

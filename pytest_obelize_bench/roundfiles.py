@@ -47,7 +47,9 @@ def _errors_figures(results_dir: Path, case_file: CaseFile, data: RoundData) -> 
     return {} if figures is None else {"error_analysis": figures}
 
 
-def _errors_summaries(results_dir: Path, case_file: CaseFile, loaded: Sequence[RoundData], *, write: bool) -> str | None:
+def _errors_summaries(
+    results_dir: Path, case_file: CaseFile, loaded: Sequence[RoundData], *, write: bool
+) -> str | None:
     from pytest_obelize_bench.errors_commands import error_summary, summary_json_problem
 
     for data in loaded:
@@ -247,7 +249,9 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         print(f"obelize-bench summarize: warning: {problem}", file=stream)
     try:
         existing = document.read_text(encoding="utf-8") if document.exists() else None
-        text = apply_measurements(with_decisions(render_document(existing, blocks), decisions), results_dir, case_file_path)
+        text = apply_measurements(
+            with_decisions(render_document(existing, blocks), decisions), results_dir, case_file_path
+        )
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1

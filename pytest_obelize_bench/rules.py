@@ -83,7 +83,10 @@ def _key(value: str) -> Found:
 
 def _safe_name(field: str, value: str) -> Found:
     if not SAFE_NAME.fullmatch(value) or ".." in value:
-        yield "safe_names", f"{field}: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got {quoted(value)}"
+        yield (
+            "safe_names",
+            f"{field}: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got {quoted(value)}",
+        )
 
 
 def _full_name(value: str) -> Found:
@@ -154,7 +157,10 @@ def _ground_truth(truth: GroundTruth, test_cmd: str | None) -> Found:
             yield "manual_why", f"ground_truth.call_sites.{index}.why: a manual row ({row.path}:{row.line}) needs a why"
     for index, manifest in enumerate(truth.manifests):
         if manifest.label == "manual" and not (manifest.why or "").strip():
-            yield "manual_why", f"ground_truth.manifests.{index}.why: a manual row ({manifest.path}:{manifest.line}) needs a why"
+            yield (
+                "manual_why",
+                f"ground_truth.manifests.{index}.why: a manual row ({manifest.path}:{manifest.line}) needs a why",
+            )
     listed = set(truth.files_read)
     for path in sorted({row.path for row in truth.call_sites} - listed):
         yield "files_read", f"ground_truth.files_read: expected to list {path}, which holds a call site"

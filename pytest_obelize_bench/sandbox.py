@@ -104,7 +104,15 @@ def namespace_flags(*, network: bool) -> list[str]:
     """The flags every sandboxed step gets, plus ``--unshare-net`` without network."""
     # --cap-drop ALL: bwrap run by root otherwise leaves the step every capability, and one of
     # them (CAP_SYS_ADMIN) is enough to remount the read-only binds writable.
-    flags = ["--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    flags = [
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+    ]
     if not network:
         flags.append("--unshare-net")
     return flags
@@ -123,13 +131,21 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
     true = shutil.which("true") or "/bin/true"
     try:
         asked = subprocess.run(
-            [path, "--version"], check=False, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
+            [path, "--version"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return Probe(path, None, f"{path} --version could not run: {error}")
     match = _VERSION.search(asked.stdout)
     if asked.returncode != 0 or match is None:
-        return Probe(path, None, f"{path} --version said {_last_line(asked.stdout + asked.stderr)!r}, not a bubblewrap version")
+        return Probe(
+            path, None, f"{path} --version said {_last_line(asked.stdout + asked.stderr)!r}, not a bubblewrap version"
+        )
     try:
         with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
             # Every kind of mount and option a step uses, so an older bwrap fails here, not per step.
@@ -192,7 +208,7 @@ def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
         raise SandboxUnavailable(problem)
     return Settings(
         mode="auto",
-        warning=f"no sandbox: {problem}; every step ran unsandboxed (see README, \"The sandbox\")",
+        warning=f'no sandbox: {problem}; every step ran unsandboxed (see README, "The sandbox")',
     )
 
 
@@ -446,7 +462,12 @@ def harness_paths(
     from pytest_obelize_bench.environment import uv_binary
 
     home = environ.get("HOME")
-    interpreters = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), *interpreter_roots(Path(sys.executable))]
+    interpreters = [
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(sys.exec_prefix),
+        *interpreter_roots(Path(sys.executable)),
+    ]
     extra: list[Path] = []
     if tool:
         python = tool.get("python")

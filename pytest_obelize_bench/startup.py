@@ -108,7 +108,9 @@ def build_context(
     sandbox = sandbox_settings(config, probe=not collect_only)  # before a tool venv is built
     spec = config.getoption("--obelize")
     if mode == "fixtures" and spec:
-        raise pytest.UsageError("--fixtures-only runs the obelize installed beside the harness; --obelize does not apply")
+        raise pytest.UsageError(
+            "--fixtures-only runs the obelize installed beside the harness; --obelize does not apply"
+        )
     tool_json: dict[str, object] | None = None
     packs: dict[str, dict[str, object]] = {}
     if not collect_only:

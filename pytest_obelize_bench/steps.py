@@ -169,7 +169,9 @@ class StepRunner:
             raise CaseError(
                 name,
                 reason,
-                self.elider.text(f"{name} exited {completed.exit_code}{': ' + said if said else ''}; see {completed.log}"),
+                self.elider.text(
+                    f"{name} exited {completed.exit_code}{': ' + said if said else ''}; see {completed.log}"
+                ),
             )
 
 

@@ -49,8 +49,6 @@ sys.exit(1 if bad else 0)
 """
 
 
-
-
 def _is_python(word: str, interpreter: Path) -> bool:
     return word == os.fspath(interpreter) or _PYTHON_BASENAME.fullmatch(os.path.basename(word)) is not None
 
@@ -205,7 +203,9 @@ def run_suite(
     if completed.timed_out:
         raise CaseError(phase, "timeout", f"the {phase} suite outlasted {timeout:g}s")
     if completed.launch_error is not None:
-        raise CaseError(phase, "suite_crashed", f"the {phase} suite could not be started: {completed.launch_error}"[:300])
+        raise CaseError(
+            phase, "suite_crashed", f"the {phase} suite could not be started: {completed.launch_error}"[:300]
+        )
     # Counts only from the report this step asked for: a command that names its own report, or
     # is not pytest, has null counts whatever files appear.
     counts = junit_counts(junit) if asked else None

@@ -395,7 +395,9 @@ def _tier_section(f: _Figures) -> list[str]:
         )
     lines.append("Graded cases; dev, holdout and total are the headline's cases, the model arm is apart.")
     lines.append("")
-    lines.extend(_table(["Tier", "dev", "holdout", "Total", "Model arm"], ["---", "---:", "---:", "---:", "---:"], rows))
+    lines.extend(
+        _table(["Tier", "dev", "holdout", "Total", "Model arm"], ["---", "---:", "---:", "---:", "---:"], rows)
+    )
     return lines
 
 
@@ -733,12 +735,12 @@ def terminal_lines(data: RoundData, results_dir: Path | None = None, logs_root: 
         lines.append(f"errors: {classes['infrastructure']} infrastructure, {classes['tool']} tool (both stay in n)")
     reachable = sum(cap is None for cap in f.caps.values())
     tally = "; ".join(f"{count} {cap}" for cap, count in _tally(f.caps.values()))
-    lines.append(f"ceiling: {reachable} of {len(f.graded)} can reach verified_success" + (f" ({tally})" if tally else ""))
+    lines.append(
+        f"ceiling: {reachable} of {len(f.graded)} can reach verified_success" + (f" ({tally})" if tally else "")
+    )
     if results_dir is not None:
         lines.append(f"results: {Path(results_dir) / f'round-{f.round}'}")
         lines.append(f"summary: {Path(results_dir) / DOCUMENT_NAME}")
     if logs_root is not None:
         lines.append(f"logs:    {logs_root}")
     return lines
-
-

@@ -111,7 +111,10 @@ def _verified_gap(m: Measurements) -> str:
     checks: list[tuple[bool, str]] = [
         (m.false_positive == 0, f"false_positive {m.false_positive} is not 0"),
         (m.missed_call_site == 0, f"missed_call_site {m.missed_call_site} is not 0"),
-        (m.human_edits == 0, "human_edits is null (unanswered)" if m.human_edits is None else f"human_edits {m.human_edits} is not 0"),
+        (
+            m.human_edits == 0,
+            "human_edits is null (unanswered)" if m.human_edits is None else f"human_edits {m.human_edits} is not 0",
+        ),
         (m.tests_baseline.status == "pass", f"tests_baseline.status is {m.tests_baseline.status}"),
         (after.status == "pass", f"tests_after.status is {after.status}"),
         (after.passed is None or after.passed > 0, "the after-run passed no test"),

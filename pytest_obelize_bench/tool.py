@@ -177,7 +177,9 @@ def _install_environment(home: Path) -> dict[str, str]:
     return env
 
 
-def _execute(argv: Sequence[str], *, timeout: float, cwd: Path, env: Mapping[str, str], log: Path) -> tuple[int, str, bool]:
+def _execute(
+    argv: Sequence[str], *, timeout: float, cwd: Path, env: Mapping[str, str], log: Path
+) -> tuple[int, str, bool]:
     """Run one setup command through the project's executor: (exit code, output tail, timed out)."""
     from pytest_obelize_bench.executor import ProcessExecutor
 
@@ -207,8 +209,15 @@ def _probe(python: str, *, cwd: Path, log: Path) -> dict[str, Any]:
     return answer
 
 
-def _info(python: str, answer: Mapping[str, Any], *, source: Source, spec: str | None,
-          commit: str | None = None, tree_dirty: bool | None = None) -> ToolInfo:
+def _info(
+    python: str,
+    answer: Mapping[str, Any],
+    *,
+    source: Source,
+    spec: str | None,
+    commit: str | None = None,
+    tree_dirty: bool | None = None,
+) -> ToolInfo:
     version = answer.get("module_version") or answer.get("version")
     if not isinstance(version, str) or not version:
         raise ToolError(f"{python} imports an obelize that does not say its version")
@@ -225,7 +234,6 @@ def _info(python: str, answer: Mapping[str, Any], *, source: Source, spec: str |
 
 
 # -- tool venvs -----------------------------------------------------------------------------
-
 
 
 def _venv_python(venv: Path) -> Path:
@@ -279,13 +287,19 @@ def _ensure_venv(venv: Path, marker: Mapping[str, Any], install: Sequence[str], 
         logs = root / "logs"
         code, output, timed_out = _execute(
             [uv, "venv", "--quiet", "--python", sys.executable, os.fspath(venv)],
-            timeout=VENV_TIMEOUT_S, cwd=root, env=env, log=logs / f"{venv.name}.venv.log",
+            timeout=VENV_TIMEOUT_S,
+            cwd=root,
+            env=env,
+            log=logs / f"{venv.name}.venv.log",
         )
         if timed_out or code != 0:
             raise ToolError(f"{what}: uv venv failed (exit {code}): {_last_line(output)}")
         code, output, timed_out = _execute(
             [uv, "pip", "install", "--python", os.fspath(python), *install],
-            timeout=INSTALL_TIMEOUT_S, cwd=root, env=env, log=logs / f"{venv.name}.install.log",
+            timeout=INSTALL_TIMEOUT_S,
+            cwd=root,
+            env=env,
+            log=logs / f"{venv.name}.install.log",
         )
         if timed_out:
             raise ToolError(f"{what}: uv pip install outlasted {INSTALL_TIMEOUT_S:g}s")
@@ -351,7 +365,10 @@ def _git(checkout: Path, *args: str) -> str | None:
         try:
             code, output, timed_out = _execute(
                 ["git", "-c", f"safe.directory={checkout}", "-C", os.fspath(checkout), *args],
-                timeout=60, cwd=Path(scratch), env=env, log=Path(scratch) / "git.log",
+                timeout=60,
+                cwd=Path(scratch),
+                env=env,
+                log=Path(scratch) / "git.log",
             )
         except OSError:
             return None
@@ -419,7 +436,10 @@ def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
         try:
             code, output, timed_out = _execute(
                 [tool.python, "-I", "-c", PACK_PROGRAM, pack],
-                timeout=PROBE_TIMEOUT_S, cwd=Path(scratch), env=env, log=Path(scratch) / "pack.log",
+                timeout=PROBE_TIMEOUT_S,
+                cwd=Path(scratch),
+                env=env,
+                log=Path(scratch) / "pack.log",
             )
         except OSError:
             return result
@@ -438,8 +458,6 @@ def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
 
 
 # -- the fix step ---------------------------------------------------------------------------
-
-
 
 
 def fix_argv(tool: ToolInfo, *, checkout: Path, pack: str) -> list[str]:
@@ -493,7 +511,9 @@ def run_fix(
     if completed.exit_code not in DOCUMENTED_EXIT_CODES:
         said = last_words(completed.output())
         raise CaseError(
-            "fix", "obelize_failed", f"obelize fix exited {completed.exit_code}{': ' + said if said else ''}; see the step log"
+            "fix",
+            "obelize_failed",
+            f"obelize fix exited {completed.exit_code}{': ' + said if said else ''}; see the step log",
         )
     folder = locate_run_folder(checkout)
     if before is not None and folder.name == before:

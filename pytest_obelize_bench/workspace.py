@@ -146,7 +146,6 @@ def check_isolation(checkout: Path) -> None:
         raise CaseError(
             "isolation",
             "work_root_not_isolated",
-            "; ".join(problems)
-            + ": pytest searches upward and would run the suite under that project; "
+            "; ".join(problems) + ": pytest searches upward and would run the suite under that project; "
             "move the work root outside any project with --bench-work",
         )

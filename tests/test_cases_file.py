@@ -112,9 +112,7 @@ def _compare(where: str, ours: dict, theirs: dict, fields: tuple[str, ...]) -> I
             yield f"{where}.{field}: ours {ours[field]!r} != upstream {theirs[field]!r}"
 
 
-def _compare_rows(
-    where: str, ours: list[dict], theirs: list[dict], fields: tuple[str, ...]
-) -> Iterator[str]:
+def _compare_rows(where: str, ours: list[dict], theirs: list[dict], fields: tuple[str, ...]) -> Iterator[str]:
     if len(ours) != len(theirs):
         yield f"{where}: {len(ours)} rows, upstream has {len(theirs)}"
         return
@@ -132,8 +130,8 @@ def _compare_rows(
 
 
 def test_same_cases_and_controls_as_upstream(upstream: dict[str, Any]) -> None:
-    assert OUR_CASE_IDS == [case["id"] for case in upstream["cases"]]
-    assert OUR_CONTROL_NAMES == [control["full_name"] for control in upstream["controls"]]
+    assert [case["id"] for case in upstream["cases"]] == OUR_CASE_IDS
+    assert [control["full_name"] for control in upstream["controls"]] == OUR_CONTROL_NAMES
     assert len(set(OUR_CASE_IDS)) == len(OUR_CASE_IDS)
 
 
@@ -154,12 +152,8 @@ def test_case_facts_match_upstream(case_id: str, upstream: dict[str, Any]) -> No
     gt, their_gt = ours["ground_truth"], theirs["ground_truth"]
     where = f"{case_id}: ground_truth"
     problems += _compare(where, gt, their_gt, GROUND_TRUTH_FACTS)
-    problems += _compare_rows(
-        f"{where}.call_sites", gt["call_sites"], their_gt["call_sites"], CALL_SITE_FACTS
-    )
-    problems += _compare_rows(
-        f"{where}.manifests", gt["manifests"], their_gt["manifests"], MANIFEST_FACTS
-    )
+    problems += _compare_rows(f"{where}.call_sites", gt["call_sites"], their_gt["call_sites"], CALL_SITE_FACTS)
+    problems += _compare_rows(f"{where}.manifests", gt["manifests"], their_gt["manifests"], MANIFEST_FACTS)
     problems += _compare_rows(
         f"{where}.must_not_report",
         gt["must_not_report"],
@@ -318,9 +312,7 @@ def test_holdout_is_otherwise_frozen() -> None:
 
 
 def test_stratum_is_carried_on_every_case() -> None:
-    problems = [
-        case["id"] for case in OURS["cases"] if not isinstance(case.get("has_test_files"), bool)
-    ]
+    problems = [case["id"] for case in OURS["cases"] if not isinstance(case.get("has_test_files"), bool)]
     assert not problems, f"has_test_files missing or not a boolean: {problems}"
     assert sum(case["has_test_files"] for case in OURS["cases"]) == 8
     # A test command needs a test file to run.

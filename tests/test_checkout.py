@@ -34,20 +34,14 @@ def runner(tmp_path: Path, case: str, executor: Executor | None = None) -> tuple
     space = prepare_workspace(tmp_path / "work", "round-1", case)
     elider = Elider([("<case>", space.checkout), ("<logs>", space.logs), ("<work>", space.root)])
     env = step_environment(os.environ, home=space.home, extra={"GIT_TERMINAL_PROMPT": "0"})
-    made = StepRunner(
-        executor or ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout
-    )
+    made = StepRunner(executor or ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout)
     return made, space.checkout
 
 
-def test_fetch_an_older_commit_by_sha_shallow(
-    tmp_path: Path, origin: tuple[GitRepo, str, str]
-) -> None:
+def test_fetch_an_older_commit_by_sha_shallow(tmp_path: Path, origin: tuple[GitRepo, str, str]) -> None:
     repo, first, _ = origin
     steps, dest = runner(tmp_path, "owner__repo")
-    fetch_checkout(
-        steps, url=repo.url, sha=first, dest=dest, cache=None, owner="owner", name="repo"
-    )
+    fetch_checkout(steps, url=repo.url, sha=first, dest=dest, cache=None, owner="owner", name="repo")
     assert (dest / "app.py").read_text() == "VERSION = 1\n"
     assert not (dest / "extra.py").exists()
     assert (dest / ".git" / "shallow").read_text().strip() == first
@@ -73,9 +67,7 @@ def test_a_commit_the_repository_does_not_have_is_fetch_failed(
     repo, _, _ = origin
     steps, dest = runner(tmp_path, "owner__repo")
     with pytest.raises(CaseError) as failed:
-        fetch_checkout(
-            steps, url=repo.url, sha="1" * 40, dest=dest, cache=None, owner="owner", name="repo"
-        )
+        fetch_checkout(steps, url=repo.url, sha="1" * 40, dest=dest, cache=None, owner="owner", name="repo")
     assert failed.value.step == "fetch" and failed.value.reason == "fetch_failed"
     assert failed.value.detail.startswith("fetch exited 128: fatal: ")
     assert failed.value.detail.endswith("; see <logs>/02-fetch.log")
@@ -106,9 +98,7 @@ def test_a_sha_that_is_not_full_is_refused_before_any_step(tmp_path: Path, sha: 
     assert steps.steps == []
 
 
-def test_cache_miss_then_hit_without_the_origin(
-    tmp_path: Path, origin: tuple[GitRepo, str, str]
-) -> None:
+def test_cache_miss_then_hit_without_the_origin(tmp_path: Path, origin: tuple[GitRepo, str, str]) -> None:
     repo, first, second = origin
     cache = tmp_path / "git-cache"
     url = repo.url
@@ -138,29 +128,21 @@ def test_cache_miss_then_hit_without_the_origin(
     # A commit the cache lacks, with the origin gone: a miss, then a clean fetch_failed.
     steps, dest = runner(tmp_path, "owner__repo_fourth")
     with pytest.raises(CaseError) as failed:
-        fetch_checkout(
-            steps, url=url, sha="3" * 40, dest=dest, cache=cache, owner="owner", name="repo"
-        )
+        fetch_checkout(steps, url=url, sha="3" * 40, dest=dest, cache=cache, owner="owner", name="repo")
     assert failed.value.reason == "fetch_failed"
     assert any(url in s.argv for s in steps.steps)
 
 
-def test_the_cache_keeps_several_commits_of_one_repository(
-    tmp_path: Path, origin: tuple[GitRepo, str, str]
-) -> None:
+def test_the_cache_keeps_several_commits_of_one_repository(tmp_path: Path, origin: tuple[GitRepo, str, str]) -> None:
     repo, first, second = origin
     cache = tmp_path / "git-cache"
     for case, sha in (("a", first), ("b", second)):
         steps, dest = runner(tmp_path, case)
-        fetch_checkout(
-            steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo"
-        )
+        fetch_checkout(steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo")
     repo.path.rename(tmp_path / "origin-gone")
     for case, sha, text in (("c", first, "VERSION = 1\n"), ("d", second, "VERSION = 2\n")):
         steps, dest = runner(tmp_path, case)
-        fetch_checkout(
-            steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo"
-        )
+        fetch_checkout(steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo")
         assert (dest / "app.py").read_text() == text
 
 
@@ -170,9 +152,7 @@ class LyingHead:
     def __init__(self) -> None:
         self.inner = ProcessExecutor()
 
-    def run(
-        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path
-    ) -> Completed:
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path) -> Completed:
         if list(argv[-2:]) == ["rev-parse", "HEAD"]:
             done = self.inner.run(["git", "--version"], cwd=cwd, env=env, timeout=timeout, log=log)
             with open(log, "r+b") as handle:
@@ -183,15 +163,11 @@ class LyingHead:
         return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
 
 
-def test_a_head_other_than_the_pin_is_fetch_failed(
-    tmp_path: Path, origin: tuple[GitRepo, str, str]
-) -> None:
+def test_a_head_other_than_the_pin_is_fetch_failed(tmp_path: Path, origin: tuple[GitRepo, str, str]) -> None:
     repo, first, _ = origin
     steps, dest = runner(tmp_path, "owner__repo", LyingHead())
     with pytest.raises(CaseError) as failed:
-        fetch_checkout(
-            steps, url=repo.url, sha=first, dest=dest, cache=None, owner="owner", name="repo"
-        )
+        fetch_checkout(steps, url=repo.url, sha=first, dest=dest, cache=None, owner="owner", name="repo")
     assert failed.value.detail == f"HEAD is {'f' * 40}, the case pins {first}"
 
 

@@ -137,7 +137,9 @@ def test_regrade_without_stored_facts_says_so_in_one_line() -> None:
 
 def test_compare_refuses_a_side_without_records(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    code, text = run("compare", "1", str(tmp_path / "empty"), "--cases", str(CASES), "--results", str(PROJECT / "results"))
+    code, text = run(
+        "compare", "1", str(tmp_path / "empty"), "--cases", str(CASES), "--results", str(PROJECT / "results")
+    )
     assert code == 2 and "has no records; nothing to compare" in text
     code, text = run("compare", "1", "no-such-run", "--cases", str(CASES), "--results", str(PROJECT / "results"))
     assert code == 2 and "neither a round number, a run id" in text
@@ -166,4 +168,7 @@ def test_compare_shows_each_case_tier_and_the_transitions(tmp_path: Path) -> Non
 def test_runs_lists_the_imported_round() -> None:
     code, text = run("runs", "--cases", str(CASES), "--results", str(PROJECT / "results"))
     assert code == 0
-    assert "round 1  imported-upstream  obelize 0.1.0 36ccdf0ce229 pack fbe82d40afea  imported  [unsupported 17, partial 5, patched_unverified 1]  PUBLISHED" in text
+    assert (
+        "round 1  imported-upstream  obelize 0.1.0 36ccdf0ce229 pack fbe82d40afea  imported  [unsupported 17, partial 5, patched_unverified 1]  PUBLISHED"
+        in text
+    )

@@ -50,7 +50,9 @@ def test_a_fixture_frame_gives_its_expected_outcomes_and_writes_nothing(
     assert not (tmp_path / "results").exists()
 
 
-def test_a_fixture_whose_outcome_differs_fails_with_both_outcomes(pytester: pytest.Pytester, pdf_frame: Path, tmp_path: Path) -> None:
+def test_a_fixture_whose_outcome_differs_fails_with_both_outcomes(
+    pytester: pytest.Pytester, pdf_frame: Path, tmp_path: Path
+) -> None:
     data = yaml.safe_load(pdf_frame.read_text(encoding="utf-8"))
     data["repositories"][0]["expected"] = "partial"
     pdf_frame.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -59,7 +61,9 @@ def test_a_fixture_whose_outcome_differs_fails_with_both_outcomes(pytester: pyte
     result.stdout.fnmatch_lines(["*fixture/py-pdf-complete: the dry run gave complete, the fixture expects partial*"])
 
 
-def test_collect_only_lists_the_frame_in_order_and_runs_nothing(pytester: pytest.Pytester, pdf_frame: Path, tmp_path: Path) -> None:
+def test_collect_only_lists_the_frame_in_order_and_runs_nothing(
+    pytester: pytest.Pytester, pdf_frame: Path, tmp_path: Path
+) -> None:
     result = _run(pytester, PDF, pdf_frame, tmp_path, "--collect-only", "-q", "-k", "not none")
     assert result.ret == 0
     assert [line for line in result.outlines if "::" in line] == [
@@ -73,12 +77,18 @@ def _published_frame(pytester: pytest.Pytester, tmp_path: Path) -> Path:
     source = FIXTURES / "openai__openai-0-to-1" / "repos"
     rows = []
     for name in ("complete", "blocked", "none"):
-        files = {str(p.relative_to(source / name)): p.read_text(encoding="utf-8") for p in (source / name).rglob("*") if p.is_file()}
+        files = {
+            str(p.relative_to(source / name)): p.read_text(encoding="utf-8")
+            for p in (source / name).rglob("*")
+            if p.is_file()
+        }
         repo = make_repo(tmp_path / "origin" / name, files)
         rows.append({"full_name": f"o/{name}", "url": repo.url, "sha": repo.head, "band": "size:<1000"})
     frame = pytester.path / "frames" / "openai.yaml"
     frame.parent.mkdir()
-    frame.write_text(yaml.safe_dump({"term": "openai.ChatCompletion", "pack": OPENAI, "repositories": rows}), encoding="utf-8")
+    frame.write_text(
+        yaml.safe_dump({"term": "openai.ChatCompletion", "pack": OPENAI, "repositories": rows}), encoding="utf-8"
+    )
     return frame
 
 
@@ -86,11 +96,20 @@ def test_a_whole_frame_is_published_with_its_block(pytester: pytest.Pytester, tm
     frame = _published_frame(pytester, tmp_path)
     result = _run(pytester, OPENAI, frame, tmp_path, "-n", "2")
     assert result.ret == 0, result.stdout.str()
-    document = json.loads((tmp_path / "results" / "dryrun" / "openai__openai-0-to-1" / "dryrun.json").read_text(encoding="utf-8"))
-    assert [(r["full_name"], r["outcome"]) for r in document["records"]] == [("o/complete", "complete"), ("o/blocked", "blocked"), ("o/none", "none")]
+    document = json.loads(
+        (tmp_path / "results" / "dryrun" / "openai__openai-0-to-1" / "dryrun.json").read_text(encoding="utf-8")
+    )
+    assert [(r["full_name"], r["outcome"]) for r in document["records"]] == [
+        ("o/complete", "complete"),
+        ("o/blocked", "blocked"),
+        ("o/none", "none"),
+    ]
     complete, blocked, _ = document["records"]
     assert complete["files_planned"] == 2 and complete["withheld"] == []
-    assert blocked["blocked"] == "legacy_version_unsupported" and blocked["withheld"][0]["symbol"] == "openai.Embedding.create"
+    assert (
+        blocked["blocked"] == "legacy_version_unsupported"
+        and blocked["withheld"][0]["symbol"] == "openai.Embedding.create"
+    )
     assert document["frame"] == "frames/openai.yaml" and document["obelize_version"] == "0.8.0"
     block = (tmp_path / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     assert "<!-- dryrun-openai__openai-0-to-1:begin" in block
@@ -102,7 +121,9 @@ def test_a_partial_run_of_a_frame_is_never_published(pytester: pytest.Pytester, 
     frame = _published_frame(pytester, tmp_path)
     result = _run(pytester, OPENAI, frame, tmp_path, "-k", "none")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["not published: 1 of 3 repositories of the frame ran, and a partial run is never published"])
+    result.stdout.fnmatch_lines(
+        ["not published: 1 of 3 repositories of the frame ran, and a partial run is never published"]
+    )
     assert not (tmp_path / "results").exists()
 
 
@@ -158,21 +179,45 @@ def test_run_json_must_name_the_pack_and_a_reason_code(tmp_path: Path) -> None:
     folder = _folder(tmp_path, run={"packs": [{"id": "other/pack", "blocked": None}]})
     with pytest.raises(CaseError, match=f"packs\\[\\] does not name {OPENAI}"):
         _blocked(folder, OPENAI)
-    (folder / "run.json").write_text(json.dumps({"packs": [{"id": OPENAI, "blocked": "$(rm -rf /)"}]}), encoding="utf-8")
+    (folder / "run.json").write_text(
+        json.dumps({"packs": [{"id": OPENAI, "blocked": "$(rm -rf /)"}]}), encoding="utf-8"
+    )
     with pytest.raises(CaseError, match="blocked is not a reason code"):
         _blocked(folder, OPENAI)
 
 
 def test_scan_findings_with_a_bad_row_are_refused_and_evidence_is_dropped(tmp_path: Path) -> None:
-    row = {"path": "a.py", "line": 1, "column": 0, "kind": "import", "confidence_reason": "alias_resolved",
-           "symbol": "google.generativeai", "scan_status": "eligible", "bail": None, "caused_by": None, "evidence": "secret source"}
-    counts = {"files_selected": 1, "files_parsed": 1, "findings": 1, "eligible": 1, "needs_review": 0, "unsupported": 0, "not_a_usage": 0}
+    row = {
+        "path": "a.py",
+        "line": 1,
+        "column": 0,
+        "kind": "import",
+        "confidence_reason": "alias_resolved",
+        "symbol": "google.generativeai",
+        "scan_status": "eligible",
+        "bail": None,
+        "caused_by": None,
+        "evidence": "secret source",
+    }
+    counts = {
+        "files_selected": 1,
+        "files_parsed": 1,
+        "findings": 1,
+        "eligible": 1,
+        "needs_review": 0,
+        "unsupported": 0,
+        "not_a_usage": 0,
+    }
     folder = _folder(tmp_path, findings={"findings": [row], "counts": counts})
     _, rows = read_findings(folder)
     assert "secret" not in json.dumps([r.model_dump() for r in rows])
-    (folder / "findings.json").write_text(json.dumps({"findings": [{**row, "path": "/etc/passwd"}], "counts": counts}), encoding="utf-8")
+    (folder / "findings.json").write_text(
+        json.dumps({"findings": [{**row, "path": "/etc/passwd"}], "counts": counts}), encoding="utf-8"
+    )
     with pytest.raises(CaseError, match="findings.json: findings\\[0\\].path '/etc/passwd' is absolute"):
         read_findings(folder)
-    (folder / "findings.json").write_text(json.dumps({"findings": [{**row, "line": "1"}], "counts": counts}), encoding="utf-8")
+    (folder / "findings.json").write_text(
+        json.dumps({"findings": [{**row, "line": "1"}], "counts": counts}), encoding="utf-8"
+    )
     with pytest.raises(CaseError, match="findings.json: findings\\[0\\].line: Input should be a valid integer"):
         read_findings(folder)

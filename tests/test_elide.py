@@ -49,9 +49,7 @@ def test_symlinked_temp_dir_never_leaves_a_prefix_behind(tmp_path: Path) -> None
     assert "/private<case>" in naive
 
 
-def test_given_absolute_and_resolved_spellings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_given_absolute_and_resolved_spellings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "link").symlink_to(real)

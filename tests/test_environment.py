@@ -66,9 +66,7 @@ def make_runner(root: Path, case: str, uv_cache: Path) -> StepRunner:
         },
     )
     elider = Elider([("<case>", space.checkout), ("<logs>", space.logs), ("<work>", root)])
-    return StepRunner(
-        ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout
-    )
+    return StepRunner(ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout)
 
 
 @pytest.fixture
@@ -91,10 +89,7 @@ def test_keys_are_parsed_and_malformed_ones_refused() -> None:
     key = parse_interpreter_key("cpython-3.12.9-macos-aarch64-none")
     assert (key.implementation, key.major, key.minor, key.version) == ("cpython", 3, 12, "3.12.9")
     assert (key.os, key.arch, key.libc, key.variant) == ("macos", "aarch64", "none", "")
-    assert (
-        parse_interpreter_key("cpython-3.13.0+freethreaded-linux-x86_64-gnu").variant
-        == "+freethreaded"
-    )
+    assert parse_interpreter_key("cpython-3.13.0+freethreaded-linux-x86_64-gnu").variant == "+freethreaded"
     assert parse_interpreter_key("cpython-3.14.0rc1-linux-aarch64-musl").version == "3.14.0rc1"
     for bad in (
         "3.10",
@@ -116,20 +111,12 @@ def test_the_harness_key_is_the_one_uv_reports(tmp_path: Path) -> None:
         text=True,
         check=True,
     )
-    keys = {
-        row["key"] for row in json.loads(listed.stdout) if Path(row["path"]).parent == HARNESS_BIN
-    }
+    keys = {row["key"] for row in json.loads(listed.stdout) if Path(row["path"]).parent == HARNESS_BIN}
     assert keys == {HARNESS_KEY}
 
 
 def test_the_resolve_program_runs_on_old_interpreters() -> None:
-    old = (
-        Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-        / "versions"
-        / "3.6.15"
-        / "bin"
-        / "python3.6"
-    )
+    old = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions" / "3.6.15" / "bin" / "python3.6"
     if not old.exists():
         pytest.skip("no Python 3.6 on this machine")
     done = subprocess.run(
@@ -159,9 +146,7 @@ def test_pyenv_dirs_are_version_dirs_newest_first(tmp_path: Path) -> None:
 
 
 def test_discovery_path_puts_the_search_path_first_and_drops_shims() -> None:
-    path = os.pathsep.join(
-        ["/root/.pyenv/shims", "/usr/bin", "/x/plugins/pyenv-virtualenv/shims", "/bin"]
-    )
+    path = os.pathsep.join(["/root/.pyenv/shims", "/usr/bin", "/x/plugins/pyenv-virtualenv/shims", "/bin"])
     got = discovery_path(path, [Path("/opt/py/bin"), Path("/usr/bin")], discover_pyenv=False)
     assert got.split(os.pathsep) == ["/opt/py/bin", "/usr/bin", "/bin"]
 
@@ -175,10 +160,7 @@ def test_an_exact_key_this_machine_lacks_is_venv_failed_with_the_hint(runner: St
         create_venv(runner, key=missing, policy="exact", venv=venv_of(runner))
     assert failed.value.step == "venv" and failed.value.reason == "venv_failed"
     assert missing in failed.value.detail
-    assert (
-        "--bench-interpreter=minor would use a local cpython 3.12 interpreter"
-        in failed.value.detail
-    )
+    assert "--bench-interpreter=minor would use a local cpython 3.12 interpreter" in failed.value.detail
     assert [s.name for s in runner.steps] == ["venv"]
     assert "UV_PYTHON_DOWNLOADS" not in runner.env  # set for the venv step only
 
@@ -236,20 +218,14 @@ def test_pyenv_versions_are_discovered_without_a_search_path(runner: StepRunner)
     if not local:
         pytest.skip("no pyenv 3.12 on this machine")
     runner.env = {**runner.env, "PATH": f"{Path.home() / '.pyenv' / 'shims'}:/usr/bin:/bin"}
-    got = create_venv(
-        runner, key="cpython-3.12.9-macos-aarch64-none", policy="minor", venv=venv_of(runner)
-    )
+    got = create_venv(runner, key="cpython-3.12.9-macos-aarch64-none", policy="minor", venv=venv_of(runner))
     assert re.fullmatch(r"cpython-3\.12\.\d+-\S+", got.used)
     assert Path(os.path.realpath(got.executable)).parent == local[0]
 
 
 def test_minor_policy_without_a_local_minor_is_venv_failed(runner: StepRunner) -> None:
-    with pytest.raises(
-        CaseError, match=r"no local cpython 3\.99 interpreter for cpython-3\.99\.0-"
-    ):
-        create_venv(
-            runner, key="cpython-3.99.0-linux-x86_64-gnu", policy="minor", venv=venv_of(runner)
-        )
+    with pytest.raises(CaseError, match=r"no local cpython 3\.99 interpreter for cpython-3\.99\.0-"):
+        create_venv(runner, key="cpython-3.99.0-linux-x86_64-gnu", policy="minor", venv=venv_of(runner))
 
 
 # --- steps 3, 4 and 7 ---------------------------------------------------------------------------
@@ -257,9 +233,7 @@ def test_minor_policy_without_a_local_minor_is_venv_failed(runner: StepRunner) -
 
 @pytest.fixture
 def venv_runner(runner: StepRunner) -> tuple[StepRunner, Interpreter]:
-    interpreter = create_venv(
-        runner, key=HARNESS_KEY, policy="exact", venv=venv_of(runner), search_path=[HARNESS_BIN]
-    )
+    interpreter = create_venv(runner, key=HARNESS_KEY, policy="exact", venv=venv_of(runner), search_path=[HARNESS_BIN])
     activate(runner, interpreter)
     return runner, interpreter
 
@@ -316,8 +290,7 @@ def test_no_answer_about_a_version_is_a_mismatch(
     assert failed.value.as_dict() == {
         "step": "install-from-check",
         "reason": "version_mismatch",
-        "detail": "obelize-bench-not-installed: "
-        "the case interpreter could not say which version it has",
+        "detail": "obelize-bench-not-installed: the case interpreter could not say which version it has",
     }
 
 
@@ -329,9 +302,7 @@ def write_wheel(directory: Path, name: str = "demo_pkg", version: str = "1.0") -
         f"{dist_info}/METADATA": (
             f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
         ).encode(),
-        f"{dist_info}/WHEEL": (
-            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        ),
+        f"{dist_info}/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
     }
     record = []
     for path, data in files.items():
@@ -347,9 +318,7 @@ def write_wheel(directory: Path, name: str = "demo_pkg", version: str = "1.0") -
     return wheel
 
 
-def test_packages_digest_does_not_depend_on_where_the_checkout_is(
-    tmp_path: Path, uv_cache: Path
-) -> None:
+def test_packages_digest_does_not_depend_on_where_the_checkout_is(tmp_path: Path, uv_cache: Path) -> None:
     digests = []
     for case in ("first_case", "second_case_elsewhere"):
         runner = make_runner(tmp_path / case / "work", case, uv_cache)
@@ -458,13 +427,9 @@ def test_the_legacy_sdk_installs_at_its_pin(venv_runner: tuple[StepRunner, Inter
 
 def test_an_invalid_pin_is_a_harness_error(runner: StepRunner) -> None:
     with pytest.raises(ValueError, match="single exact version"):
-        install_pinned(
-            runner, number=4, name="x", distribution="six", version="1.0,<2", interpreter=Path("/p")
-        )
+        install_pinned(runner, number=4, name="x", distribution="six", version="1.0,<2", interpreter=Path("/p"))
     with pytest.raises(ValueError, match="distribution name"):
-        install_pinned(
-            runner, number=4, name="x", distribution="six==1", version="1.0", interpreter=Path("/p")
-        )
+        install_pinned(runner, number=4, name="x", distribution="six==1", version="1.0", interpreter=Path("/p"))
 
 
 # --- small helpers ----------------------------------------------------------------------------

@@ -54,8 +54,10 @@ def test_round_1_passes() -> None:
 def test_a_cause_with_no_disposition() -> None:
     problems = check_review(review(causes=lambda c: without(c, "local_import")), round_1(), SOURCE)
     assert problems == [
-        (f"{SOURCE}: cause 'local_import' (withheld, 18 rows in ImprintLab__Medical-Graph-RAG, "
-        "LotusSerene__Gemini-Novel-Maker, LucasHJin__vit and 2 more) has no disposition")
+        (
+            f"{SOURCE}: cause 'local_import' (withheld, 18 rows in ImprintLab__Medical-Graph-RAG, "
+            "LotusSerene__Gemini-Novel-Maker, LucasHJin__vit and 2 more) has no disposition"
+        )
     ]
 
 
@@ -71,13 +73,20 @@ def test_misses_must_be_exactly_the_missed_rows() -> None:
 
     current = review(misses=swap)
     problems = check_review(current, analysis_for(current), SOURCE)
-    assert (f"{SOURCE}: misses: round 1 missed AmineChr54__CleanVision-Futury_AI-Hackathon:"
-            "backend/data/gemini_helpers.py:40:google.generativeai.types.Model.supported_generation_methods, "
-            "which has no entry") in problems
-    assert (f"{SOURCE}: misses: AmineChr54__CleanVision-Futury_AI-Hackathon:backend/data/gemini_helpers.py:41:"
-            "google.generativeai.types.Model.supported_generation_methods is not a row round 1 missed") in problems
+    assert (
+        f"{SOURCE}: misses: round 1 missed AmineChr54__CleanVision-Futury_AI-Hackathon:"
+        "backend/data/gemini_helpers.py:40:google.generativeai.types.Model.supported_generation_methods, "
+        "which has no entry"
+    ) in problems
+    assert (
+        f"{SOURCE}: misses: AmineChr54__CleanVision-Futury_AI-Hackathon:backend/data/gemini_helpers.py:41:"
+        "google.generativeai.types.Model.supported_generation_methods is not a row round 1 missed"
+    ) in problems
     # its only row lost its cause, so attribute_read_via_getattr is a disposition with no cause now
-    assert f"{SOURCE}: causes.attribute_read_via_getattr: has a disposition but no row of round 1 has this cause" in problems
+    assert (
+        f"{SOURCE}: causes.attribute_read_via_getattr: has a disposition but no row of round 1 has this cause"
+        in problems
+    )
     assert len(problems) == 3
 
 
@@ -88,8 +97,12 @@ def test_a_miss_listed_twice_is_one_too_many() -> None:
 
 @pytest.mark.parametrize(
     "cause,recorded,form",
-    [("local_import", "ADR-028", "COVERAGE N"), ("multiple_configure_calls", "COVERAGE 20", "ADR-NNN"),
-     ("file_not_fully_migrated", "ADR-10", "ADR-NNN"), ("chained_constructor_one_row", "COVERAGE 125", "COVERAGE N")],
+    [
+        ("local_import", "ADR-028", "COVERAGE N"),
+        ("multiple_configure_calls", "COVERAGE 20", "ADR-NNN"),
+        ("file_not_fully_migrated", "ADR-10", "ADR-NNN"),
+        ("chained_constructor_one_row", "COVERAGE 125", "COVERAGE N"),
+    ],
 )
 def test_a_reference_of_the_wrong_form(cause: str, recorded: str, form: str) -> None:
     def change(causes: dict[str, Any]) -> dict[str, Any]:
@@ -112,8 +125,11 @@ def test_a_class_the_round_does_not_show() -> None:
 def test_unexpected_findings_must_each_have_a_cause() -> None:
     key = "ImprintLab__Medical-Graph-RAG:camel/utils/token_counting.py:422"
     problems = check_review(
-        review(unexpected=lambda u: {**without(u, key), "ImprintLab__Medical-Graph-RAG:x.py:1": "method_name_collision"}),
-        round_1(), SOURCE,
+        review(
+            unexpected=lambda u: {**without(u, key), "ImprintLab__Medical-Graph-RAG:x.py:1": "method_name_collision"}
+        ),
+        round_1(),
+        SOURCE,
     )
     assert problems == [
         f"{SOURCE}: unexpected: {key} is a finding no key row claims, and it has no cause",
@@ -152,7 +168,9 @@ def test_gaps_and_adrs_are_read_from_the_checkout(tmp_path: Path) -> None:
 def test_references_must_exist_and_gaps_be_open(tmp_path: Path) -> None:
     current = review()
     adrs = {entry.recorded for entry in current.causes.values() if entry.disposition == "limitation"} - {"ADR-031"}
-    gaps = {int(entry.recorded.split()[1]): True for entry in current.causes.values() if entry.disposition != "limitation"}
+    gaps = {
+        int(entry.recorded.split()[1]): True for entry in current.causes.values() if entry.disposition != "limitation"
+    }
     gaps[28] = False
     del gaps[33]
     problems = reference_problems(current, SOURCE, adrs, gaps, "../obelize")
@@ -184,7 +202,9 @@ def project_copy(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_the_command_passes_on_the_project_and_fails_with_one_line_per_problem(tmp_path: Path) -> None:
-    code, out = run("errors", "check", "--cases", str(PROJECT / "cases" / "cases.yaml"), "--results", str(PROJECT / "results"))
+    code, out = run(
+        "errors", "check", "--cases", str(PROJECT / "cases" / "cases.yaml"), "--results", str(PROJECT / "results")
+    )
     assert code == 0, out
     assert "277 key rows (25 migrated, 129 withheld, 98 derived, 25 missed)" in out
 
@@ -213,7 +233,9 @@ def test_the_command_with_an_obelize_checkout(tmp_path: Path) -> None:
     (checkout / COVERAGE).write_text("".join(f"{n}. open\n" for n in gaps), encoding="utf-8")
     code, out = run("errors", "check", "--cases", str(cases), "--results", str(results), "--obelize", str(checkout))
     assert code == 0 and "every reference exists" in out
-    code, out = run("errors", "check", "--cases", str(cases), "--results", str(results), "--obelize", str(tmp_path / "none"))
+    code, out = run(
+        "errors", "check", "--cases", str(cases), "--results", str(results), "--obelize", str(tmp_path / "none")
+    )
     assert code == 2 and "not a directory" in out
 
 

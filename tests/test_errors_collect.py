@@ -29,21 +29,32 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 def record(case: str, *, error: bool = False, version: str = "0.8.0") -> Record:
     return Record(
-        case=case, origin="corpus", control=False, split="dev",
+        case=case,
+        origin="corpus",
+        control=False,
+        split="dev",
         error=ErrorInfo(step="venv", reason="venv_failed", detail="no interpreter") if error else None,
-        measurements=Measurements(), provenance=Provenance(obelize_version=version, pack_sha256=PACK),
+        measurements=Measurements(),
+        provenance=Provenance(obelize_version=version, pack_sha256=PACK),
         tier="error" if error else "partial",
     )
 
 
 def facts(run_id: str | None = "20261203T100000Z-0000abcd", bail: str = "local_import") -> Artefacts:
     return Artefacts(
-        findings=(Finding("a.py", 1, "import", "google.generativeai", "needs_review", bail, "alias_resolved"),
-                  Finding("b.py", 1, "import", "google.generativeai", "eligible", None, "alias_resolved")),
+        findings=(
+            Finding("a.py", 1, "import", "google.generativeai", "needs_review", bail, "alias_resolved"),
+            Finding("b.py", 1, "import", "google.generativeai", "eligible", None, "alias_resolved"),
+        ),
         edits=(PlanEdit("b.py", 1, "auto", "p:import", None),),
         written=("b.py",),
         withheld=(Withheld("a.py", 1, "google.generativeai", bail),),
-        exit_code=6, model_used=False, llm_tokens_in=None, llm_tokens_out=None, llm_cost_usd=None, run_id=run_id,
+        exit_code=6,
+        model_used=False,
+        llm_tokens_in=None,
+        llm_tokens_out=None,
+        llm_cost_usd=None,
+        run_id=run_id,
     )
 
 
@@ -177,8 +188,11 @@ def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
     assert data["round"] == 1
     assert figures["key_rows"] == 277
     assert figures["states"] == {"migrated": 25, "withheld": 129, "derived": 98, "missed": 25}
-    assert figures["dispositions"] == {"rule_change": {"causes": 4, "rows": 34}, "scan_change": {"causes": 4, "rows": 5},
-                                       "limitation": {"causes": 21, "rows": 213}}
+    assert figures["dispositions"] == {
+        "rule_change": {"causes": 4, "rows": 34},
+        "scan_change": {"causes": 4, "rows": 5},
+        "limitation": {"causes": 21, "rows": 213},
+    }
     assert (figures["levers_are_upper_bounds"], figures["levers_add_up"]) == (True, False)
     assert len(figures["misses"]) == 25 and len(figures["unexpected"]) == 3
     document = (results / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")

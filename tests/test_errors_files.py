@@ -28,8 +28,11 @@ REVIEW_1 = PROJECT / "cases" / "errors-round-1.yaml"
 #: Upstream's own reviewer file, when the shared upstream folder sits beside the project (or
 #: beside the folder holding it); only the facts-carried-over test reads it.
 UPSTREAM = next(
-    (root / "shared" / "upstream" / "errors" for root in (PROJECT.parent, PROJECT.parent.parent)
-     if (root / "shared" / "upstream" / "errors").is_dir()),
+    (
+        root / "shared" / "upstream" / "errors"
+        for root in (PROJECT.parent, PROJECT.parent.parent)
+        if (root / "shared" / "upstream" / "errors").is_dir()
+    ),
     PROJECT.parent / "shared" / "upstream" / "errors",
 )
 
@@ -121,9 +124,15 @@ def artefacts(**overrides: object) -> Artefacts:
             PlanEdit("requirements.txt", 1, "needs_review", None, "repo_not_fully_migrated"),
         ),
         "written": ("app.py",),
-        "withheld": (Withheld("requirements.txt", 1, "google-generativeai", "repo_not_fully_migrated"),
-                     Withheld("c.py", 2, "google.generativeai", "file_not_fully_migrated", ("local_import",))),
-        "exit_code": 6, "model_used": False, "llm_tokens_in": None, "llm_tokens_out": None, "llm_cost_usd": None,
+        "withheld": (
+            Withheld("requirements.txt", 1, "google-generativeai", "repo_not_fully_migrated"),
+            Withheld("c.py", 2, "google.generativeai", "file_not_fully_migrated", ("local_import",)),
+        ),
+        "exit_code": 6,
+        "model_used": False,
+        "llm_tokens_in": None,
+        "llm_tokens_out": None,
+        "llm_cost_usd": None,
         "run_id": "20261203T000000Z-0123abcd",
     }
     values.update(overrides)
@@ -190,16 +199,22 @@ def review_text(**changes: object) -> str:
 @pytest.mark.parametrize(
     "change,needle",
     [
-        ({"causes": {"x": {"class": "withheld", "disposition": "wontfix", "recorded": "ADR-001", "why": "w"}}},
-         "causes.x.disposition"),
-        ({"causes": {"x": {"class": "bogus", "disposition": "limitation", "recorded": "ADR-001", "why": "w"}}},
-         "causes.x.class"),
+        (
+            {"causes": {"x": {"class": "withheld", "disposition": "wontfix", "recorded": "ADR-001", "why": "w"}}},
+            "causes.x.disposition",
+        ),
+        (
+            {"causes": {"x": {"class": "bogus", "disposition": "limitation", "recorded": "ADR-001", "why": "w"}}},
+            "causes.x.class",
+        ),
         ({"causes": {"x": {"class": "withheld", "disposition": "limitation", "recorded": "ADR-001"}}}, "causes.x.why"),
         ({"misses": [{"case": "a", "path": "p", "line": 0, "symbol": "s", "cause": "c"}]}, r"misses\[0\].line"),
         ({"extra": 1}, "extra"),
     ],
 )
-def test_a_malformed_reviewer_file_is_one_line_naming_the_field(tmp_path: Path, change: dict[str, object], needle: str) -> None:
+def test_a_malformed_reviewer_file_is_one_line_naming_the_field(
+    tmp_path: Path, change: dict[str, object], needle: str
+) -> None:
     path = tmp_path / "errors-round-1.yaml"
     path.write_text(review_text(**change), encoding="utf-8")
     with pytest.raises(ReviewFileError, match=needle) as caught:

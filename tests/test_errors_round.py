@@ -86,14 +86,33 @@ def fay_row(root: Path) -> dict[str, Any]:
         {"path": "plain.py", "line": 3, "kind": "import", "symbol": G, "label": "auto"},
         {"path": "plain.py", "line": 5, "kind": "call", "symbol": f"{G}.configure", "label": "auto"},
         {"path": "plain.py", "line": 7, "kind": "call", "symbol": f"{G}.GenerativeModel", "label": "auto"},
-        {"path": "plain.py", "line": 11, "kind": "method_call", "symbol": f"{G}.GenerativeModel.generate_content", "label": "auto"},
+        {
+            "path": "plain.py",
+            "line": 11,
+            "kind": "method_call",
+            "symbol": f"{G}.GenerativeModel.generate_content",
+            "label": "auto",
+        },
         {"path": "two.py", "line": 3, "kind": "import", "symbol": G, "label": "auto"},
         {"path": "two.py", "line": 5, "kind": "call", "symbol": f"{G}.configure", "label": "manual", "why": MANUAL},
         {"path": "two.py", "line": 9, "kind": "call", "symbol": f"{G}.configure", "label": "manual", "why": MANUAL},
         {"path": "two.py", "line": 13, "kind": "import", "symbol": G, "label": "auto"},
-        {"path": "two.py", "line": 15, "kind": "call", "symbol": f"{G}.GenerativeModel", "label": "manual", "why": MANUAL},
-        {"path": "two.py", "line": 16, "kind": "method_call", "symbol": f"{G}.GenerativeModel.generate_content",
-         "label": "manual", "why": MANUAL},
+        {
+            "path": "two.py",
+            "line": 15,
+            "kind": "call",
+            "symbol": f"{G}.GenerativeModel",
+            "label": "manual",
+            "why": MANUAL,
+        },
+        {
+            "path": "two.py",
+            "line": 16,
+            "kind": "method_call",
+            "symbol": f"{G}.GenerativeModel.generate_content",
+            "label": "manual",
+            "why": MANUAL,
+        },
     ]
     return {
         "id": "fay__two-bails",
@@ -137,16 +156,51 @@ REVIEW = {
     "reviewed_at": "2026-12-03",
     "record": "results/errors/round-2.json",
     "causes": {
-        "file_not_fully_migrated": {"class": "derived", "disposition": "limitation", "recorded": "ADR-010", "why": "F-1."},
-        "repo_not_fully_migrated": {"class": "derived", "disposition": "limitation", "recorded": "ADR-010", "why": "F-2."},
-        "receiver_unresolved": {"class": "withheld", "disposition": "limitation", "recorded": "ADR-019", "why": "A parameter."},
-        "multiple_configure_calls": {"class": "withheld", "disposition": "limitation", "recorded": "ADR-020", "why": "Two keys."},
-        "local_import": {"class": "withheld", "disposition": "rule_change", "recorded": "COVERAGE 28", "why": "In a function."},
-        "manifest_filename_unknown": {"class": "missed", "disposition": "limitation", "recorded": "ADR-021", "why": "A typo."},
+        "file_not_fully_migrated": {
+            "class": "derived",
+            "disposition": "limitation",
+            "recorded": "ADR-010",
+            "why": "F-1.",
+        },
+        "repo_not_fully_migrated": {
+            "class": "derived",
+            "disposition": "limitation",
+            "recorded": "ADR-010",
+            "why": "F-2.",
+        },
+        "receiver_unresolved": {
+            "class": "withheld",
+            "disposition": "limitation",
+            "recorded": "ADR-019",
+            "why": "A parameter.",
+        },
+        "multiple_configure_calls": {
+            "class": "withheld",
+            "disposition": "limitation",
+            "recorded": "ADR-020",
+            "why": "Two keys.",
+        },
+        "local_import": {
+            "class": "withheld",
+            "disposition": "rule_change",
+            "recorded": "COVERAGE 28",
+            "why": "In a function.",
+        },
+        "manifest_filename_unknown": {
+            "class": "missed",
+            "disposition": "limitation",
+            "recorded": "ADR-021",
+            "why": "A typo.",
+        },
     },
     "misses": [
-        {"case": "fay__two-bails", "path": "requirments.txt", "line": 1, "symbol": "google-generativeai",
-         "cause": "manifest_filename_unknown"},
+        {
+            "case": "fay__two-bails",
+            "path": "requirments.txt",
+            "line": 1,
+            "symbol": "google-generativeai",
+            "cause": "manifest_filename_unknown",
+        },
     ],
     "unexpected": {},
 }
@@ -170,8 +224,15 @@ def run_round(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outsid
         monkeypatch.delenv(name)
     work = outside / "work"
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor",
-        f"--bench-work={work}", "-n", "2", timeout=1200,
+        "-p",
+        "no:cacheprovider",
+        "--bench-round=2",
+        "--bench-allow-dirty",
+        "--bench-interpreter=minor",
+        f"--bench-work={work}",
+        "-n",
+        "2",
+        timeout=1200,
     )
     assert result.ret == 0, "\n".join(result.outlines[-60:] + result.errlines[-20:])
     outcomes = result.parseoutcomes()
@@ -212,7 +273,10 @@ def collect_and_check(project: Path) -> None:
     two_import = next(w for w in fay.withheld if (w.path, w.line) == ("two.py", 3))
     assert two_import.bail == "file_not_fully_migrated"
     assert two_import.caused_by == ["local_import", "multiple_configure_calls"]
-    assert {f.confidence_reason for f in fay.findings if f.path == "plain.py"} == {"alias_resolved", "receiver_bound_module_const"}
+    assert {f.confidence_reason for f in fay.findings if f.path == "plain.py"} == {
+        "alias_resolved",
+        "receiver_bound_module_const",
+    }
     assert collected.cases["cat__refused"].applied == []
 
     (project / "cases" / "errors-round-2.yaml").write_text(yaml.safe_dump(REVIEW, sort_keys=False), encoding="utf-8")
@@ -224,12 +288,18 @@ def collect_and_check(project: Path) -> None:
     keys = round_keys(load_case_file(project / "cases" / "cases.yaml").cases)
     # No cause lifted: the round's own migrated count, which the records agree with.
     records = rounds.read_records(project / "results" / "round-2")
-    assert migrated(keys, collected) == 8 == sum(len(keys.rows[c]) - r["measurements"]["unmigrated"] for c, r in records.items())
+    assert (
+        migrated(keys, collected)
+        == 8
+        == sum(len(keys.rows[c]) - r["measurements"]["unmigrated"] for c, r in records.items())
+    )
     # Every cause lifted: all but the one row no pass reported.
     assert migrated(keys, collected, bails_of(collected)) == 26
     # One cause lifted at a time.
     assert migrated(keys, collected, {"receiver_unresolved"}) - 8 == 5  # review.py's 4 rows and bob's pin
-    assert migrated(keys, collected, {"multiple_configure_calls"}) - 8 == 6  # keywords.py's 5 and cat's pin; two.py stays
+    assert (
+        migrated(keys, collected, {"multiple_configure_calls"}) - 8 == 6
+    )  # keywords.py's 5 and cat's pin; two.py stays
     assert migrated(keys, collected, {"local_import"}) - 8 == 0  # two.py is still held by multiple_configure_calls
     # Levers do not add up: together the two free two.py's 6 rows and fay's pin as well.
     assert migrated(keys, collected, {"local_import", "multiple_configure_calls"}) - 8 == 13
@@ -270,9 +340,13 @@ def written_once_and_a_dropped_cause_caught(project: Path) -> None:
     assert code == 1
     lines = out.strip().splitlines()
     assert any("cause 'local_import' (withheld, 1 row in fay__two-bails) has no disposition" in line for line in lines)
-    assert any("round 2 missed fay__two-bails:requirments.txt:1:google-generativeai, which has no entry" in line
-               for line in lines)
+    assert any(
+        "round 2 missed fay__two-bails:requirments.txt:1:google-generativeai, which has no entry" in line
+        for line in lines
+    )
     # with no miss listed, the miss row has no cause, so the miss's own disposition has no row either
-    assert any("causes.manifest_filename_unknown: has a disposition but no row of round 2 has this cause" in line
-               for line in lines)
+    assert any(
+        "causes.manifest_filename_unknown: has a disposition but no row of round 2 has this cause" in line
+        for line in lines
+    )
     assert lines[-1] == "round 2: 3 problems"

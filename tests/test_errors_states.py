@@ -42,16 +42,32 @@ def withheld(path: str, line: int, symbol: str, bail: str, caused_by: list[str] 
 
 
 def finding(path: str, line: int, kind: str, symbol: str) -> dict[str, Any]:
-    return {"path": path, "line": line, "kind": kind, "symbol": symbol, "scan_status": "eligible", "bail": None,
-            "confidence_reason": "alias_resolved"}
+    return {
+        "path": path,
+        "line": line,
+        "kind": kind,
+        "symbol": symbol,
+        "scan_status": "eligible",
+        "bail": None,
+        "confidence_reason": "alias_resolved",
+    }
 
 
 def collected(**cases: dict[str, Any]) -> CollectedRound:
-    return CollectedRound.model_validate_json(json.dumps({
-        "round": 3, "schema_version": 1, "obelize_version": ["0.8.0"], "pack_sha256": [],
-        "cases": {name: {"run_id": "r", "exit_code": 4, "applied": [], "findings": [], "withheld": [], **case}
-                  for name, case in cases.items()},
-    }))
+    return CollectedRound.model_validate_json(
+        json.dumps(
+            {
+                "round": 3,
+                "schema_version": 1,
+                "obelize_version": ["0.8.0"],
+                "pack_sha256": [],
+                "cases": {
+                    name: {"run_id": "r", "exit_code": 4, "applied": [], "findings": [], "withheld": [], **case}
+                    for name, case in cases.items()
+                },
+            }
+        )
+    )
 
 
 def keys(**rows: list[tuple[str, int, str]]) -> RoundKeys:
@@ -77,8 +93,11 @@ REPO = {
     ],
 }
 REPO_KEY = [
-    ("a.py", 1, G), ("a.py", 2, G), ("a.py", 3, f"{G}.configure"),
-    ("b.py", 1, G), ("b.py", 4, f"{G}.GenerativeModel.generate_content"),
+    ("a.py", 1, G),
+    ("a.py", 2, G),
+    ("a.py", 3, f"{G}.configure"),
+    ("b.py", 1, G),
+    ("b.py", 4, f"{G}.GenerativeModel.generate_content"),
     ("c.py", 1, G),
     ("requirements.txt", 1, "google-generativeai"),
     ("d.py", 9, f"{G}.configure"),
@@ -87,17 +106,27 @@ REPO_KEY = [
 
 def test_each_key_row_gets_its_state_and_its_cause() -> None:
     round_ = collected(repo=REPO)
-    states = {(s.path, s.line): s for s in row_states(keys(repo=REPO_KEY), round_, {("repo", "d.py", 9, f"{G}.configure"): "star_import_binding"})}
+    states = {
+        (s.path, s.line): s
+        for s in row_states(keys(repo=REPO_KEY), round_, {("repo", "d.py", 9, f"{G}.configure"): "star_import_binding"})
+    }
     assert {k: s.state for k, s in states.items()} == {
-        ("a.py", 1): "derived", ("a.py", 2): "withheld", ("a.py", 3): "withheld",
-        ("b.py", 1): "derived", ("b.py", 4): "withheld",
+        ("a.py", 1): "derived",
+        ("a.py", 2): "withheld",
+        ("a.py", 3): "withheld",
+        ("b.py", 1): "derived",
+        ("b.py", 4): "withheld",
         ("c.py", 1): "migrated",
         # an applied google-genai add on the pin's line does not migrate the withheld pin
         ("requirements.txt", 1): "derived",
         ("d.py", 9): "missed",
     }
     assert states[("a.py", 1)].attributed == ("local_import", "multiple_configure_calls")
-    assert states[("requirements.txt", 1)].attributed == ("local_import", "multiple_configure_calls", "receiver_unresolved")
+    assert states[("requirements.txt", 1)].attributed == (
+        "local_import",
+        "multiple_configure_calls",
+        "receiver_unresolved",
+    )
     assert states[("d.py", 9)].cause == "star_import_binding"
     assert states[("b.py", 4)].cause == "receiver_unresolved"
 
@@ -110,7 +139,9 @@ def test_nothing_lifted_reproduces_the_round_and_everything_lifted_misses_only_t
 
 def test_a_lever_is_zero_while_another_bail_holds_the_same_file() -> None:
     round_, k = collected(repo=REPO), keys(repo=REPO_KEY)
-    found = levers(k, round_, ["local_import", "multiple_configure_calls", "receiver_unresolved", "file_not_fully_migrated"])
+    found = levers(
+        k, round_, ["local_import", "multiple_configure_calls", "receiver_unresolved", "file_not_fully_migrated"]
+    )
     assert found == {
         "local_import": 0,  # a.py still held by multiple_configure_calls
         "multiple_configure_calls": 0,  # a.py still held by local_import
@@ -124,8 +155,14 @@ def test_a_lever_is_zero_while_another_bail_holds_the_same_file() -> None:
 
 
 def test_a_file_held_by_atomicity_with_no_named_cause_stays_held_until_atomicity_is_lifted() -> None:
-    round_ = collected(x={"withheld": [withheld("e.py", 1, G, "file_not_fully_migrated", None),
-                                       withheld("pyproject.toml", 3, "google-generativeai", "repo_not_fully_migrated")]})
+    round_ = collected(
+        x={
+            "withheld": [
+                withheld("e.py", 1, G, "file_not_fully_migrated", None),
+                withheld("pyproject.toml", 3, "google-generativeai", "repo_not_fully_migrated"),
+            ]
+        }
+    )
     k = keys(x=[("e.py", 1, G), ("pyproject.toml", 3, "google-generativeai")])
     assert migrated(k, round_) == 0
     assert migrated(k, round_, {"file_not_fully_migrated"}) == 2
@@ -133,22 +170,39 @@ def test_a_file_held_by_atomicity_with_no_named_cause_stays_held_until_atomicity
 
 
 def test_a_bail_of_its_own_wins_over_atomicity_at_the_same_position() -> None:
-    case = CollectedCase.model_validate_json(json.dumps({
-        "run_id": "r", "exit_code": 4, "applied": [], "findings": [],
-        "withheld": [withheld("a.py", 2, G, "file_not_fully_migrated", ["local_import"]), withheld("a.py", 2, G, "local_import")],
-    }))
+    case = CollectedCase.model_validate_json(
+        json.dumps(
+            {
+                "run_id": "r",
+                "exit_code": 4,
+                "applied": [],
+                "findings": [],
+                "withheld": [
+                    withheld("a.py", 2, G, "file_not_fully_migrated", ["local_import"]),
+                    withheld("a.py", 2, G, "local_import"),
+                ],
+            }
+        )
+    )
     [state] = case_states("x", [("a.py", 2, G)], case, {})
     assert (state.state, state.cause) == ("withheld", "local_import")
 
 
 def test_unexpected_findings_are_the_multiset_excess_over_the_key_and_controls_count_whole() -> None:
     round_ = collected(
-        case={"findings": [finding("a.py", 1, "import", G), finding("a.py", 1, "import", G),
-                           finding("a.py", 5, "text_mention", G)]},
+        case={
+            "findings": [
+                finding("a.py", 1, "import", G),
+                finding("a.py", 1, "import", G),
+                finding("a.py", 5, "text_mention", G),
+            ]
+        },
         control={"findings": [finding("z.py", 2, "call", f"{G}.configure")]},
     )
-    k = RoundKeys(rows={"case": [("a.py", 1, G)]},
-                  actionable={"case": Counter({("a.py", 1, "import", G): 1}), "control": Counter()})
+    k = RoundKeys(
+        rows={"case": [("a.py", 1, G)]},
+        actionable={"case": Counter({("a.py", 1, "import", G): 1}), "control": Counter()},
+    )
     assert [u.key for u in unexpected_findings(k, round_)] == ["case:a.py:1", "control:z.py:2"]
 
 
@@ -226,7 +280,8 @@ def test_the_earlier_version_of_round_1_gives_its_own_figures() -> None:
     # The published records are the later run's: exactly two cases disagree with this version.
     records = published_records()
     differ = sorted(
-        case for case, counts in analysis.case_counts().items()
+        case
+        for case, counts in analysis.case_counts().items()
         if sum(counts.values()) - counts["migrated"] != records[case]["measurements"]["unmigrated"]
     )
     assert differ == ["Satheesh2908__AI-Assistant-for-Satheesh", "navamai__navamai"]

@@ -175,7 +175,9 @@ def test_old_records_load_and_a_round_folder_keeps_one_headline_record_per_case(
     del data["attempt"]
     assert parse_record(json.dumps(data)).attempt is None
     (tmp_path / "ann__a.json").write_text(json.dumps(data), encoding="utf-8")
-    (tmp_path / "ann__a.attempt-2.json").write_text(runs.record("ann__a", "partial", attempt=2).to_json(), encoding="utf-8")
+    (tmp_path / "ann__a.attempt-2.json").write_text(
+        runs.record("ann__a", "partial", attempt=2).to_json(), encoding="utf-8"
+    )
     (tmp_path / "bob__b.attempt-2.json").write_text(runs.record("bob__b", attempt=2).to_json(), encoding="utf-8")
     headline = read_round(tmp_path)
     assert list(headline) == ["ann__a"] and headline["ann__a"].tier == "verified_success"

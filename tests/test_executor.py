@@ -104,9 +104,7 @@ def test_output_is_streamed_to_the_log_while_the_step_runs(tmp_path: Path) -> No
     log = tmp_path / "logs" / "01-step.log"
     result: list[Completed] = []
     worker = threading.Thread(
-        target=lambda: result.append(
-            ProcessExecutor().run(argv, cwd=tmp_path, env=env(), timeout=30, log=log)
-        )
+        target=lambda: result.append(ProcessExecutor().run(argv, cwd=tmp_path, env=env(), timeout=30, log=log))
     )
     worker.start()
 
@@ -147,9 +145,7 @@ def test_output_over_the_cap_is_cut_drained_and_not_held_in_memory(tmp_path: Pat
     assert size <= done.output_offset + OUTPUT_CAP_BYTES + 200
     dropped = total + len("done\n") - OUTPUT_CAP_BYTES
     tail = done.log.read_bytes()[-200:].decode()
-    assert tail.endswith(
-        f"\n[obelize-bench: output cut at {OUTPUT_CAP_BYTES} bytes; {dropped} more bytes dropped]\n"
-    )
+    assert tail.endswith(f"\n[obelize-bench: output cut at {OUTPUT_CAP_BYTES} bytes; {dropped} more bytes dropped]\n")
     assert peak < 4 * 1024 * 1024, f"the executor held {peak} bytes"
 
 
@@ -189,8 +185,7 @@ def test_background_process_left_by_a_normal_exit_is_killed(tmp_path: Path) -> N
 
 def test_a_process_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path: Path) -> None:
     stubborn = (
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-        "print('armed', flush=True); time.sleep(60)"
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('armed', flush=True); time.sleep(60)"
     )
     argv = py(
         f"""
@@ -246,9 +241,7 @@ def test_launch_failures_are_127_with_a_message_in_the_log(tmp_path: Path) -> No
     assert "Permission denied" in (not_executable.launch_error or "")
 
     absent = tmp_path / "absent"
-    no_cwd = ProcessExecutor().run(
-        py("pass"), cwd=absent, env=env(), timeout=10, log=tmp_path / "l.log"
-    )
+    no_cwd = ProcessExecutor().run(py("pass"), cwd=absent, env=env(), timeout=10, log=tmp_path / "l.log")
     assert no_cwd.exit_code == 127
     assert str(absent) in (no_cwd.launch_error or "") and "does not exist" in no_cwd.output()
 
@@ -339,9 +332,7 @@ def test_offline_executor_refuses_every_program_but_the_interpreter(tmp_path: Pa
             "--fixtures-only runs no program but the running interpreter; refused: " + program
         )
     assert inner.calls == []
-    offline.run(
-        [sys.executable, "-c", "pass"], cwd=tmp_path, env={}, timeout=1, log=tmp_path / "y.log"
-    )
+    offline.run([sys.executable, "-c", "pass"], cwd=tmp_path, env={}, timeout=1, log=tmp_path / "y.log")
     assert inner.calls == [[sys.executable, "-c", "pass"]]
 
 

@@ -29,8 +29,10 @@ from tests.test_tiers import verified
         ({"false_positive_edit": 2}, "wrong: false_positive_edit 2 > 0"),
         ({"patch_compiles": False, "false_positive_edit": 2}, "wrong: patch_compiles is false"),
         ({"patch_correct": False}, "wrong: patch_correct is false"),
-        ({"tests_after": SuiteResult(status="fail", passed=1, failed=1, skipped=0)},
-         "wrong: the patch turned a passing baseline into a failing after-run"),
+        (
+            {"tests_after": SuiteResult(status="fail", passed=1, failed=1, skipped=0)},
+            "wrong: the patch turned a passing baseline into a failing after-run",
+        ),
         ({"patch_applied": False, "unmigrated": 3}, "unsupported: patch_applied is false (nothing was written)"),
         ({"unmigrated": 4}, "partial: unmigrated 4 > 0"),
         ({}, "verified_success: every condition holds"),
@@ -56,7 +58,12 @@ def key() -> Case:
         CallSite(path="a.py", line=5, kind="call", symbol="google.generativeai.configure", label="auto"),
     ]
     return Case(
-        id="c", origin="corpus", control=False, split="dev", provider="gemini", change="x",
+        id="c",
+        origin="corpus",
+        control=False,
+        split="dev",
+        provider="gemini",
+        change="x",
         ground_truth=GroundTruth(
             call_sites=rows,
             manifests=[ManifestRow(path="requirements.txt", line=1, symbol="google-generativeai", label="auto")],
@@ -71,15 +78,30 @@ def test_unmigrated_rows_say_what_withheld_each() -> None:
         edits=(PlanEdit("a.py", 1, "auto", "r1", None), PlanEdit("a.py", 5, "auto", "r2", None)),
         written=("a.py",),
         withheld=(Withheld("a.py", 5, "google.generativeai.configure", "conditional_binding"),),
-        exit_code=0, model_used=False, llm_tokens_in=None, llm_tokens_out=None, llm_cost_usd=None,
+        exit_code=0,
+        model_used=False,
+        llm_tokens_in=None,
+        llm_tokens_out=None,
+        llm_cost_usd=None,
     )
     rows = unmigrated_rows(key(), artefacts)
     assert rows == [
         {"path": "a.py", "line": 5, "symbol": "google.generativeai.configure", "withheld_by": "conditional_binding"},
-        {"path": "requirements.txt", "line": 1, "symbol": "google-generativeai", "withheld_by": "no applied edit landed on its line"},
+        {
+            "path": "requirements.txt",
+            "line": 1,
+            "symbol": "google-generativeai",
+            "withheld_by": "no applied edit landed on its line",
+        },
     ]
     assert forbidden_reports(key(), artefacts) == [
-        {"path": "b.py", "line": 2, "kind": "import", "symbol": "google.generativeai", "why_forbidden": "the project's own genai module"}
+        {
+            "path": "b.py",
+            "line": 2,
+            "kind": "import",
+            "symbol": "google.generativeai",
+            "why_forbidden": "the project's own genai module",
+        }
     ]
 
 
@@ -95,8 +117,23 @@ def test_junit_gets_an_error_element_and_the_case_file_classname(tmp_path: Path)
     path.write_text(JUNIT, encoding="utf-8")
     error = ErrorInfo(step="install", reason="install_failed", detail="exit 1 <see log>")
     records = {
-        "a__x": Record(case="a__x", origin="corpus", control=False, split="dev", error=error, measurements=Measurements(), tier="error"),
-        "b__y": Record(case="b__y", origin="corpus", control=False, split="dev", measurements=verified(unmigrated=1), tier="partial"),
+        "a__x": Record(
+            case="a__x",
+            origin="corpus",
+            control=False,
+            split="dev",
+            error=error,
+            measurements=Measurements(),
+            tier="error",
+        ),
+        "b__y": Record(
+            case="b__y",
+            origin="corpus",
+            control=False,
+            split="dev",
+            measurements=verified(unmigrated=1),
+            tier="partial",
+        ),
     }
     assert rewrite_junit(path, records, "cases") == 1
     root = ET.parse(path).getroot()

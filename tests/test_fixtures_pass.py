@@ -105,7 +105,9 @@ def test_a_fixture_with_a_bad_key_stops_the_pass(project: pytest.Pytester) -> No
     path.write_text(path.read_text(encoding="utf-8").replace("label: auto", "label: automatic", 1), encoding="utf-8")
     result = run(project)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*clean/case.yaml: case clean: ground_truth.*label: Input should be 'auto' or 'manual'*"])
+    result.stderr.fnmatch_lines(
+        ["*clean/case.yaml: case clean: ground_truth.*label: Input should be 'auto' or 'manual'*"]
+    )
 
 
 def test_the_offline_pass_runs_no_other_program(project: pytest.Pytester) -> None:
@@ -114,6 +116,8 @@ def test_the_offline_pass_runs_no_other_program(project: pytest.Pytester) -> Non
     path.write_text(text.replace("test_cmd: python check.py", "test_cmd: git status"), encoding="utf-8")
     result = run(project, "-k", "refused", "--bench-update-expected", "-rT")
     result.stdout.fnmatch_lines(["error (1): refused"])
-    expected = json.loads((project.path / "cases" / "fixtures" / "refused" / "expected.json").read_text(encoding="utf-8"))
+    expected = json.loads(
+        (project.path / "cases" / "fixtures" / "refused" / "expected.json").read_text(encoding="utf-8")
+    )
     assert expected["error"]["reason"] == "program_refused"
     assert "git" in expected["error"]["detail"]

@@ -25,10 +25,17 @@ require_holdout: true
 """
 
 
-def write_round_run(results: Path, run_id: str, verified: set[int], *, n: int = 20, drop: str | None = None, **manifest: object) -> Path:
+def write_round_run(
+    results: Path, run_id: str, verified: set[int], *, n: int = 20, drop: str | None = None, **manifest: object
+) -> Path:
     ids = runs.case_ids(n)
     records = [
-        runs.record(case, "verified_success" if i in verified else "partial", split=runs.split_of(i), unmigrated=0 if i in verified else 1)
+        runs.record(
+            case,
+            "verified_success" if i in verified else "partial",
+            split=runs.split_of(i),
+            unmigrated=0 if i in verified else 1,
+        )
         for i, case in enumerate(ids)
         if case != drop
     ]

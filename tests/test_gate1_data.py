@@ -52,9 +52,7 @@ def test_a_bad_frame_field_is_one_line_naming_file_repository_and_field(tmp_path
     path = _write(tmp_path / "sample.yaml", data)
     with pytest.raises(FrameError) as caught:
         load_frame(path)
-    assert caught.value.problems == [
-        f"{path}: SONA1114/CHATBOT: sha: String should match pattern '^[0-9a-f]{{40}}$'"
-    ]
+    assert caught.value.problems == [f"{path}: SONA1114/CHATBOT: sha: String should match pattern '^[0-9a-f]{{40}}$'"]
 
 
 def test_a_frame_that_is_not_yaml_or_lists_a_repository_twice_is_refused(tmp_path: Path) -> None:
@@ -99,7 +97,10 @@ def test_a_scan_document_with_a_bad_field_names_the_repository(tmp_path: Path) -
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ScanRecordError) as caught:
         load_scan_document(path)
-    assert str(caught.value) == f"{path}: aryanbrite/project-ai: findings.0.line: Input should be greater than or equal to 1"
+    assert (
+        str(caught.value)
+        == f"{path}: aryanbrite/project-ai: findings.0.line: Input should be greater than or equal to 1"
+    )
 
 
 def test_a_symlinked_or_oversized_scan_document_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

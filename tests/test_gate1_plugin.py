@@ -38,7 +38,9 @@ ALPHA = {
         '@mock.patch("google.generativeai.GenerativeModel")\ndef test_answer(model):\n    assert app.answer\n'
     ),
 }
-QUIET = {"app.py": 'import importlib\n\nsdk = importlib.import_module("google.gener" "ativeai")\nsdk.configure(api_key="offline")\n'}
+QUIET = {
+    "app.py": 'import importlib\n\nsdk = importlib.import_module("google.gener" "ativeai")\nsdk.configure(api_key="offline")\n'
+}
 PLAIN = {
     "bot.py": 'import google.generativeai as genai\n\ngenai.configure(api_key="k")\n\n\ndef reply(text):\n'
     '    return genai.GenerativeModel("gemini-1.5-flash").generate_content(text).text\n',
@@ -51,7 +53,9 @@ def _repo_row(name: str, url: str, sha: str) -> dict[str, object]:
     return {"full_name": name, "owner": owner, "url": url, "sha": sha, "license": "MIT", "band": "size:<1000"}
 
 
-def _key(name: str, url: str, sha: str, call_sites: list[tuple[str, int, str, str]], **extra: object) -> dict[str, object]:
+def _key(
+    name: str, url: str, sha: str, call_sites: list[tuple[str, int, str, str]], **extra: object
+) -> dict[str, object]:
     return {
         "repository": name,
         "url": url,
@@ -128,7 +132,9 @@ def _check_published(tmp_path: Path) -> None:
     alpha = scan["scanned"][0]
     assert alpha["counts"]["findings"] == len(alpha["findings"]) == 10
     assert alpha["runtime"] == {"declared": None, "blocked": False}
-    assert all("evidence" not in row and ("bail" in row) == (row["scan_status"] != "eligible") for row in alpha["findings"])
+    assert all(
+        "evidence" not in row and ("bail" in row) == (row["scan_status"] != "eligible") for row in alpha["findings"]
+    )
     assert scan["scanned"][1]["findings"] == [] and scan["scanned"][1]["counts"]["files_parsed"] == 0
     block = (tmp_path / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     pooled = next(line for line in block.splitlines() if line.startswith("| **All labelled**"))
@@ -139,11 +145,19 @@ def _check_published(tmp_path: Path) -> None:
     assert "| Repositories with a zero-bail file | 3 | 2 |" in block
 
 
-def test_gate1_scans_matches_and_publishes_hand_computed_figures(pytester: pytest.Pytester, frame: Path, tmp_path: Path) -> None:
+def test_gate1_scans_matches_and_publishes_hand_computed_figures(
+    pytester: pytest.Pytester, frame: Path, tmp_path: Path
+) -> None:
     result = _run(pytester, frame, tmp_path, "-v")
     assert result.ret == 0, result.stdout.str()
     out = result.stdout.str()
-    result.stdout.fnmatch_lines(["gate1/sample.yaml::o__alpha R=85.7%*", "gate1/sample.yaml::o__quiet R=0.0%*", "gate1/sample.yaml::o__plain SCANNED * findings*"])
+    result.stdout.fnmatch_lines(
+        [
+            "gate1/sample.yaml::o__alpha R=85.7%*",
+            "gate1/sample.yaml::o__quiet R=0.0%*",
+            "gate1/sample.yaml::o__plain SCANNED * findings*",
+        ]
+    )
     assert "2 labelled, 1 scanned" in out
     result.stdout.fnmatch_lines(
         [
@@ -161,21 +175,30 @@ def test_gate1_under_xdist_publishes_the_same_figures(pytester: pytest.Pytester,
     _check_published(tmp_path)
 
 
-def test_a_k_selection_runs_and_reports_but_never_publishes(pytester: pytest.Pytester, frame: Path, tmp_path: Path) -> None:
+def test_a_k_selection_runs_and_reports_but_never_publishes(
+    pytester: pytest.Pytester, frame: Path, tmp_path: Path
+) -> None:
     result = _run(pytester, frame, tmp_path, "-k", "alpha")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["not published: 1 of 3 repositories of the frame ran, and a partial run is never published"])
+    result.stdout.fnmatch_lines(
+        ["not published: 1 of 3 repositories of the frame ran, and a partial run is never published"]
+    )
     assert not (tmp_path / "results").exists()
 
 
 def test_collect_only_and_the_labelled_marker(pytester: pytest.Pytester, frame: Path, tmp_path: Path) -> None:
     result = _run(pytester, frame, tmp_path, "--collect-only", "-q", "-m", "labelled", "--strict-markers")
     assert result.ret == 0
-    assert [line for line in result.outlines if "::" in line] == ["gate1/sample.yaml::o__alpha", "gate1/sample.yaml::o__quiet"]
+    assert [line for line in result.outlines if "::" in line] == [
+        "gate1/sample.yaml::o__alpha",
+        "gate1/sample.yaml::o__quiet",
+    ]
     assert not (tmp_path / "work").exists()
 
 
-def test_an_unfetchable_repository_is_an_error_record_and_the_rest_go_on(pytester: pytest.Pytester, frame: Path, tmp_path: Path) -> None:
+def test_an_unfetchable_repository_is_an_error_record_and_the_rest_go_on(
+    pytester: pytest.Pytester, frame: Path, tmp_path: Path
+) -> None:
     data = yaml.safe_load(frame.read_text(encoding="utf-8"))
     data["repositories"][2]["sha"] = "0" * 40
     frame.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -111,10 +111,15 @@ def measure(case: Case, artefacts: Artefacts | None, **kwargs: object) -> Measur
 
 
 def test_complete_migration() -> None:
-    case = make_case([site("app.py", 1, "import", IMPORT), site("app.py", 3, "call", CONFIGURE)], [pin("requirements.txt", 1)])
+    case = make_case(
+        [site("app.py", 1, "import", IMPORT), site("app.py", 3, "call", CONFIGURE)], [pin("requirements.txt", 1)]
+    )
     artefacts = arts(
-        [found("app.py", 1, "import", IMPORT), found("app.py", 3, "call", CONFIGURE),
-         found("requirements.txt", 1, "manifest", LEGACY)],
+        [
+            found("app.py", 1, "import", IMPORT),
+            found("app.py", 3, "call", CONFIGURE),
+            found("requirements.txt", 1, "manifest", LEGACY),
+        ],
         [auto("app.py", 1), auto("app.py", 3), auto("requirements.txt", 1)],
         ["app.py", "requirements.txt"],
     )
@@ -181,7 +186,9 @@ def test_no_findings() -> None:
 
 def test_a_text_mention_at_a_forbidden_position_is_forbidden_but_not_a_false_positive() -> None:
     case = make_case([site("app.py", 1, "import", IMPORT)], must_not_report=[("tests/test_app.py", 7)])
-    artefacts = arts([found("app.py", 1, "import", IMPORT), found("tests/test_app.py", 7, "text_mention", MODEL, "needs_review")])
+    artefacts = arts(
+        [found("app.py", 1, "import", IMPORT), found("tests/test_app.py", 7, "text_mention", MODEL, "needs_review")]
+    )
     m = measure(case, artefacts)
     assert (m.forbidden_reported, m.false_positive, m.detected) == (1, 0, 1)
 
@@ -194,8 +201,13 @@ def test_an_actionable_finding_at_a_forbidden_position_is_both() -> None:
 
 def test_forbidden_is_counted_per_finding_of_any_kind() -> None:
     case = make_case(must_not_report=[("notes.py", 5), ("notes.py", 5)])
-    artefacts = arts([found("notes.py", 5, "text_mention", IMPORT), found("notes.py", 5, "manifest", LEGACY),
-                      found("notes.py", 6, "text_mention", IMPORT)])
+    artefacts = arts(
+        [
+            found("notes.py", 5, "text_mention", IMPORT),
+            found("notes.py", 5, "manifest", LEGACY),
+            found("notes.py", 6, "text_mention", IMPORT),
+        ]
+    )
     assert measure(case, artefacts).forbidden_reported == 2
 
 
@@ -205,8 +217,11 @@ def test_forbidden_is_counted_per_finding_of_any_kind() -> None:
 def test_requirements_line_with_an_applied_add_beside_a_withheld_legacy_pin_is_unmigrated() -> None:
     case = make_case([site("app.py", 1, "import", IMPORT)], [pin("requirements.txt", 1)])
     artefacts = arts(
-        [found("app.py", 1, "import", IMPORT), found("requirements.txt", 1, "manifest", NEW),
-         found("requirements.txt", 1, "manifest", LEGACY, "needs_review")],
+        [
+            found("app.py", 1, "import", IMPORT),
+            found("requirements.txt", 1, "manifest", NEW),
+            found("requirements.txt", 1, "manifest", LEGACY, "needs_review"),
+        ],
         [auto("app.py", 1), auto("requirements.txt", 1), held("requirements.txt", 1, "repo_not_fully_migrated")],
         ["app.py", "requirements.txt"],
         [Withheld("requirements.txt", 1, LEGACY, "repo_not_fully_migrated")],
@@ -338,13 +353,28 @@ def test_a_model_run_reports_what_the_folder_says() -> None:
 
 
 def test_null_artefacts_give_nulls_never_zeros() -> None:
-    case = make_case([site("app.py", 1, "import", IMPORT)], [pin("requirements.txt", 1)],
-                     review=Review(human_edits=0, patch_correct=True))
+    case = make_case(
+        [site("app.py", 1, "import", IMPORT)],
+        [pin("requirements.txt", 1)],
+        review=Review(human_edits=0, patch_correct=True),
+    )
     baseline = SuiteResult(status="pass", passed=4, failed=0, skipped=1)
     m = measure(case, None, baseline=baseline, after=NOT_RUN, patch_compiles=True, runtime_seconds=900.0)
-    for field in ("detected", "false_positive", "missed_call_site", "forbidden_reported", "patch_applied",
-                  "patch_compiles", "unmigrated", "false_positive_edit", "llm_tokens_in", "llm_tokens_out",
-                  "llm_cost_usd", "pr_opened", "pr_merged"):
+    for field in (
+        "detected",
+        "false_positive",
+        "missed_call_site",
+        "forbidden_reported",
+        "patch_applied",
+        "patch_compiles",
+        "unmigrated",
+        "false_positive_edit",
+        "llm_tokens_in",
+        "llm_tokens_out",
+        "llm_cost_usd",
+        "pr_opened",
+        "pr_merged",
+    ):
         assert getattr(m, field) is None, field
     assert m.tests_baseline == baseline and m.tests_after == NOT_RUN
     assert (m.tests_cover_change, m.human_edits, m.patch_correct, m.runtime_seconds) == (True, 0, True, 900.0)

@@ -7,8 +7,8 @@ in a subprocess (the fixtures pass: no network, real obelize), then reads what i
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -124,8 +124,17 @@ def test_sigterm_kills_the_running_step_and_says_how_many_cases_are_missing(pyte
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     proc = subprocess.Popen(
         # Unsandboxed, so the suite can leave its host PID where the test reads it.
-        [sys.executable, "-m", "pytest", "--fixtures-only", "-p", "no:cacheprovider", "-rT", "--bench-sandbox=none",
-         f"--bench-work={pytester.path / 'work'}"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--fixtures-only",
+            "-p",
+            "no:cacheprovider",
+            "-rT",
+            "--bench-sandbox=none",
+            f"--bench-work={pytester.path / 'work'}",
+        ],
         cwd=pytester.path,
         env=env,
         stdout=subprocess.PIPE,

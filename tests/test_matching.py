@@ -51,7 +51,13 @@ def key(call_sites: list[tuple[str, int, str, str]], *, other: Any = (), forbidd
 
 
 def test_exact_rows_match_and_a_wrong_symbol_is_one_false_positive_and_one_miss() -> None:
-    k = key([("app.py", 1, "import", G), ("app.py", 3, "call", f"{G}.configure"), ("app.py", 5, "call", f"{G}.GenerativeModel")])
+    k = key(
+        [
+            ("app.py", 1, "import", G),
+            ("app.py", 3, "call", f"{G}.configure"),
+            ("app.py", 5, "call", f"{G}.GenerativeModel"),
+        ]
+    )
     found = [
         F("app.py", 1, "import", G),
         F("app.py", 3, "call", f"{G}.configure"),
@@ -66,7 +72,10 @@ def test_exact_rows_match_and_a_wrong_symbol_is_one_false_positive_and_one_miss(
 
 def test_rows_are_multisets_and_the_kind_must_match_too() -> None:
     k = key([("app.py", 7, "method_call", f"{G}.GenerativeModel.generate_content")] * 2)
-    found = [F("app.py", 7, "method_call", f"{G}.GenerativeModel.generate_content"), F("app.py", 7, "attribute", f"{G}.GenerativeModel.generate_content")]
+    found = [
+        F("app.py", 7, "method_call", f"{G}.GenerativeModel.generate_content"),
+        F("app.py", 7, "attribute", f"{G}.GenerativeModel.generate_content"),
+    ]
     m = match_key(k, found)
     assert (m.true_positive, m.false_positive, m.missed) == (1, 1, 1)
 
@@ -106,16 +115,37 @@ def test_pooled_rates_sum_counts_before_dividing() -> None:
 
 def repo(name: str, findings: list[dict[str, Any]], runtime: Any = None, error: str | None = None) -> ScannedRepository:
     rows = [
-        {"path": "a.py", "line": 1, "column": 0, "kind": "import", "confidence_reason": "alias_resolved", "symbol": G, "scan_status": "eligible", **row}
+        {
+            "path": "a.py",
+            "line": 1,
+            "column": 0,
+            "kind": "import",
+            "confidence_reason": "alias_resolved",
+            "symbol": G,
+            "scan_status": "eligible",
+            **row,
+        }
         for row in findings
     ]
     return ScannedRepository.model_validate(
-        {"full_name": name, "sha": None, "band": "b", "counts": None, "runtime": runtime, "findings": rows, "seconds": None, "error": error}
+        {
+            "full_name": name,
+            "sha": None,
+            "band": "b",
+            "counts": None,
+            "runtime": runtime,
+            "findings": rows,
+            "seconds": None,
+            "error": error,
+        }
     )
 
 
 def test_zero_bail_needs_an_eligible_actionable_row_and_nothing_withheld_in_the_file() -> None:
-    clean = repo("o/clean", [{}, {"path": "b.py"}, {"path": "b.py", "line": 2, "scan_status": "needs_review", "bail": "local_import"}])
+    clean = repo(
+        "o/clean",
+        [{}, {"path": "b.py"}, {"path": "b.py", "line": 2, "scan_status": "needs_review", "bail": "local_import"}],
+    )
     mention_only = repo("o/mention", [{"kind": "text_mention", "confidence_reason": "string_or_comment_mention"}])
     assert zero_bail_files(clean) == ["a.py"]
     assert zero_bail_files(mention_only) == []
@@ -123,9 +153,23 @@ def test_zero_bail_needs_an_eligible_actionable_row_and_nothing_withheld_in_the_
 
 def test_sample_figures_count_repositories_reasons_and_declared_pythons() -> None:
     scanned = [
-        repo("o/a", [{}, {"confidence_reason": "receiver_unresolved", "scan_status": "needs_review", "bail": "receiver_unresolved"}],
-             runtime={"declared": ">=3.8", "path": "pyproject.toml", "blocked": True}),
-        repo("o/b", [{}, {"kind": "manifest", "confidence_reason": "manifest_dependency"}], runtime={"declared": None, "blocked": False}),
+        repo(
+            "o/a",
+            [
+                {},
+                {
+                    "confidence_reason": "receiver_unresolved",
+                    "scan_status": "needs_review",
+                    "bail": "receiver_unresolved",
+                },
+            ],
+            runtime={"declared": ">=3.8", "path": "pyproject.toml", "blocked": True},
+        ),
+        repo(
+            "o/b",
+            [{}, {"kind": "manifest", "confidence_reason": "manifest_dependency"}],
+            runtime={"declared": None, "blocked": False},
+        ),
         repo("o/c", [], error="fetch failed"),
     ]
     f = sample_figures(scanned)
@@ -162,7 +206,9 @@ def test_vocabulary_gaps_names_a_new_value_loudly() -> None:
         (None, 3, 2, 0, "complete"),
     ],
 )
-def test_dry_run_outcomes_follow_the_protocol(blocked: str | None, usages: int, files: int, withheld: int, want: str) -> None:
+def test_dry_run_outcomes_follow_the_protocol(
+    blocked: str | None, usages: int, files: int, withheld: int, want: str
+) -> None:
     assert outcome(blocked=blocked, usages=usages, files_planned=files, withheld=withheld) == want
 
 

@@ -98,7 +98,14 @@ def _dryrun_document() -> DryRunDocument:
             "obelize_version": "0.8.0",
             "pack_sha256": "c" * 64,
             "records": [
-                record("o/blocked", "blocked", blocked="legacy_version_unsupported", files_planned=0, usages=1, withheld=withheld),
+                record(
+                    "o/blocked",
+                    "blocked",
+                    blocked="legacy_version_unsupported",
+                    files_planned=0,
+                    usages=1,
+                    withheld=withheld,
+                ),
                 record("o/none", "none", files_planned=0, usages=0),
                 record("o/done", "complete", files_planned=2, usages=3),
                 record("o/done2", "complete", files_planned=1, usages=1),

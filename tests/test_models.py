@@ -85,7 +85,12 @@ def test_round_1_records_in_results_are_the_upstream_bytes() -> None:
 
 def record(**measurements: object) -> Record:
     return Record(
-        case="a__b", origin="corpus", control=False, split="dev", measurements=Measurements(**measurements), tier="unsupported"
+        case="a__b",
+        origin="corpus",
+        control=False,
+        split="dev",
+        measurements=Measurements(**measurements),
+        tier="unsupported",
     )
 
 

@@ -110,9 +110,7 @@ BAD_FILES = {
         "case alpha__navamai: pattern_key: expected ['google.generativeai'], got ['google.generativeai', 'google.generativeai.configure']",
     ),
     "three per owner": (
-        lambda d: d["cases"].extend(
-            [casefile.case_row("alpha", "two"), casefile.case_row("alpha", "three")]
-        ),
+        lambda d: d["cases"].extend([casefile.case_row("alpha", "two"), casefile.case_row("alpha", "three")]),
         "owner alpha: owner: expected at most 2 cases, found 3",
     ),
     "duplicate id": (
@@ -201,7 +199,7 @@ BAD_FILES = {
     ),
     "unsplittable install command": (
         lambda d: _case(d).update(install=["uv pip install 'pytest"]),
-        "case alpha__navamai: install.0: cannot be split into words (No closing quotation): \"uv pip install 'pytest\"",
+        'case alpha__navamai: install.0: cannot be split into words (No closing quotation): "uv pip install \'pytest"',
     ),
     "absolute key path": (
         lambda d: _case(d)["ground_truth"]["call_sites"][0].update(path="/etc/passwd"),

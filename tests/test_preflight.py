@@ -28,7 +28,9 @@ def test_a_url_can_never_become_a_git_option(tmp_path: Path) -> None:
     probes, cached = repository_probes(cases_of(tmp_path, rows), None)  # type: ignore[arg-type]
     assert cached == []
     argv = probes[0].argv
-    assert argv[:2] == ("git", "ls-remote") and argv.index("--end-of-options") < argv.index("https://github.com/alpha/app")
+    assert argv[:2] == ("git", "ls-remote") and argv.index("--end-of-options") < argv.index(
+        "https://github.com/alpha/app"
+    )
 
 
 def test_a_cached_repository_needs_no_probe(tmp_path: Path) -> None:
@@ -59,8 +61,18 @@ def test_disk_room_is_estimated_per_case_on_disk_at_once(tmp_path: Path) -> None
 
 
 def test_each_failing_case_is_one_line() -> None:
-    lines = one_line_per_case(["b: repository x is unreachable: no", "a: interpreter y does not resolve", "b: interpreter y does not resolve"], ["a", "b"])
-    assert lines == ["a: interpreter y does not resolve", "b: repository x is unreachable: no; interpreter y does not resolve"]
+    lines = one_line_per_case(
+        [
+            "b: repository x is unreachable: no",
+            "a: interpreter y does not resolve",
+            "b: interpreter y does not resolve",
+        ],
+        ["a", "b"],
+    )
+    assert lines == [
+        "a: interpreter y does not resolve",
+        "b: repository x is unreachable: no; interpreter y does not resolve",
+    ]
 
 
 @pytest.mark.parametrize("workers", [None, "2"])

@@ -216,11 +216,17 @@ def test_equal_quality_lets_cost_decide() -> None:
 
 def test_rows_migrated_decide_at_an_equal_rate() -> None:
     incumbent = runs.run_with("old", {0, 1, 2})
-    more = [replace(a, rows_migrated=3) if a.case == "owner10__repo" else a for a in runs.run_with("new", {0, 1, 2}).attempts]
+    more = [
+        replace(a, rows_migrated=3) if a.case == "owner10__repo" else a
+        for a in runs.run_with("new", {0, 1, 2}).attempts
+    ]
     decision = decide(Policy(), incumbent, runs.run("new", more), now=NOW)
     assert decision.outcome == "promote"
     assert "rows migrated 40 -> 41 (+1)" in reason(decision, "min_improvement.rows")
-    fewer = [replace(a, rows_migrated=1) if a.case == "owner10__repo" else a for a in runs.run_with("new", {0, 1, 2}).attempts]
+    fewer = [
+        replace(a, rows_migrated=1) if a.case == "owner10__repo" else a
+        for a in runs.run_with("new", {0, 1, 2}).attempts
+    ]
     assert decide(Policy(), incumbent, runs.run("new", fewer), now=NOW).outcome == "reject"
 
 

@@ -126,7 +126,11 @@ def test_a_rerun_keeps_the_earlier_attempt(tmp_path: Path) -> None:
 
 
 def test_only_errored_cases_are_rerun() -> None:
-    records = {"a": errored("a", "fetch", "fetch_failed"), "b": unsupported("b"), "c": errored("c", "fix", "obelize_failed")}
+    records = {
+        "a": errored("a", "fetch", "fetch_failed"),
+        "b": unsupported("b"),
+        "c": errored("c", "fix", "obelize_failed"),
+    }
     assert rerun_cases(records) == ["a", "c"]
 
 
@@ -180,8 +184,19 @@ def test_repeats_are_published_with_their_run_and_held_to_it(project: tuple[Case
     run_id = make_run(results, case_file, all_cases(case_file))
     case = case_file.cases[0].id
     repeat = unsupported(case).model_copy(update={"attempt": 2})
-    facts = artefacts_to_json(Artefacts(findings=(), edits=(), written=(), withheld=(), exit_code=0, model_used=False,
-                                        llm_tokens_in=None, llm_tokens_out=None, llm_cost_usd=None))
+    facts = artefacts_to_json(
+        Artefacts(
+            findings=(),
+            edits=(),
+            written=(),
+            withheld=(),
+            exit_code=0,
+            model_used=False,
+            llm_tokens_in=None,
+            llm_tokens_out=None,
+            llm_cost_usd=None,
+        )
+    )
     add_record(run_folder(results, 2, run_id), f"{case}.attempt-2", repeat.to_json(), facts)
     assert publish_run(results, case_file, 2, run_id).published
     round_folder = results / "round-2"
@@ -201,7 +216,9 @@ def test_repeats_are_published_with_their_run_and_held_to_it(project: tuple[Case
     status, text = check(results, case_file)
     assert status == 1 and text.count("\n") == 1 and "not a graded-facts document" in text
     (round_folder / "artefacts" / f"{case}.attempt-2.json").write_text(facts, encoding="utf-8")
-    (round_folder / f"{case}.attempt-3.json").write_text(repeat.model_copy(update={"attempt": 3}).to_json(), encoding="utf-8")
+    (round_folder / f"{case}.attempt-3.json").write_text(
+        repeat.model_copy(update={"attempt": 3}).to_json(), encoding="utf-8"
+    )
     status, text = check(results, case_file)
     assert status == 1 and f"repeat {case}.attempt-3.json was not published from run {run_id}" in text
 
@@ -326,7 +343,9 @@ def test_an_oversized_record_is_not_read(project: tuple[CaseFile, Path]) -> None
 
 
 def test_the_shipped_round_1_is_an_imported_published_run(tmp_path: Path) -> None:
-    found = read_published(PROJECT / "results" / "round-1", [p.stem for p in (PROJECT / "results" / "round-1").glob("*__*.json")])
+    found = read_published(
+        PROJECT / "results" / "round-1", [p.stem for p in (PROJECT / "results" / "round-1").glob("*__*.json")]
+    )
     assert len(found.records) == 23 and found.problems == [] and found.unknown == []
     note = read_publication(PROJECT / "results" / "round-1")
     assert note is not None and note.kind == "imported" and note.run == "imported-upstream"

@@ -87,23 +87,38 @@ def decision_document(decision: str = "promote", candidate: str = "new") -> dict
         "policy_sha256": "c0ffee" * 10 + "abcd",
         "incumbent": {"run_id": "old", "tool_version": "0.7.0"},
         "candidate": {"run_id": candidate, "tool_version": "0.8.0"},
-        "figures": {"incumbent": {"verified_success": {"k": 2, "n": 20}}, "candidate": {"verified_success": {"k": 18, "n": 20}}},
+        "figures": {
+            "incumbent": {"verified_success": {"k": 2, "n": 20}},
+            "candidate": {"verified_success": {"k": 18, "n": 20}},
+        },
     }
 
 
 def test_the_decisions_list() -> None:
     assert render_decisions([]) is None
-    block = render_decisions([("2026-12-02-new.json", decision_document()), ("2026-12-01-a.json", decision_document("insufficient_evidence", "a"))])
+    block = render_decisions(
+        [
+            ("2026-12-02-new.json", decision_document()),
+            ("2026-12-01-a.json", decision_document("insufficient_evidence", "a")),
+        ]
+    )
     assert block is not None
     lines = block.splitlines()
     assert lines[0].startswith("<!-- decisions:begin") and lines[-1] == "<!-- decisions:end -->"
     rows = [line for line in lines if line.startswith("| 2026")]
-    assert rows[0].startswith("| 2026-12-02 | a (obelize 0.8.0) | old (obelize 0.7.0) | `insufficient_evidence` | 2 of 20 -> 18 of 20 | intervals_apart, alpha |")
+    assert rows[0].startswith(
+        "| 2026-12-02 | a (obelize 0.8.0) | old (obelize 0.7.0) | `insufficient_evidence` | 2 of 20 -> 18 of 20 | intervals_apart, alpha |"
+    )
     assert rows[1].endswith("| `2026-12-02-new.json` |")
 
 
 def test_a_planted_decision_cannot_break_the_table() -> None:
-    hostile = {"decision": "promote | injected\n\n# heading", "candidate": "not a mapping", "figures": [1], "failed_rules": "x"}
+    hostile = {
+        "decision": "promote | injected\n\n# heading",
+        "candidate": "not a mapping",
+        "figures": [1],
+        "failed_rules": "x",
+    }
     block = render_decisions([("2026-12-09-x.json", hostile)])
     assert block is not None
     row = next(line for line in block.splitlines() if "injected" in line)

@@ -60,10 +60,15 @@ def test_the_protocols_repeatability_comparison() -> None:
     )
     assert case.differences == ("files touched: 2 / 1", "lines changed: 4 / 3", "rows migrated: 3 / 2")
     same_count = case_repeatability(
-        [runs.facts("a", "partial", attempt=1, touched=("a.py",)), runs.facts("a", "partial", attempt=2, touched=("b.py",))]
+        [
+            runs.facts("a", "partial", attempt=1, touched=("a.py",)),
+            runs.facts("a", "partial", attempt=2, touched=("b.py",)),
+        ]
     )
     assert same_count.differences == ("files touched: same count, different files",)
-    unknown = case_repeatability([runs.facts("a", "partial", attempt=1), runs.facts("a", "partial", attempt=2, touched=None)])
+    unknown = case_repeatability(
+        [runs.facts("a", "partial", attempt=1), runs.facts("a", "partial", attempt=2, touched=None)]
+    )
     assert unknown.differences == ()
 
 

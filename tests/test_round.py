@@ -145,13 +145,38 @@ def test_the_steps_follow_the_protocol(serial_round: Any) -> None:
     names = [step["name"] for step in record["steps"]]
     numbers = [step["number"] for step in record["steps"]]
     assert numbers == sorted(numbers)
-    order = ["fetch", "venv", "resolve", "install", "install-from", "install-from-check", "baseline", "fix",
-             "compile", "install-to", "install-to-check", "freeze", "after"]
+    order = [
+        "fetch",
+        "venv",
+        "resolve",
+        "install",
+        "install-from",
+        "install-from-check",
+        "baseline",
+        "fix",
+        "compile",
+        "install-to",
+        "install-to-check",
+        "freeze",
+        "after",
+    ]
     assert [name for name in dict.fromkeys(names)] == order
     fix = next(step for step in record["steps"] if step["name"] == "fix")
-    assert fix["argv"][1:] == ["-I", "-m", "obelize", "fix", "--repo", "<case>", "--pack",
-                               "gemini/google-generativeai-to-google-genai", "--apply", "--non-interactive",
-                               "--model", "none", "--json"]
+    assert fix["argv"][1:] == [
+        "-I",
+        "-m",
+        "obelize",
+        "fix",
+        "--repo",
+        "<case>",
+        "--pack",
+        "gemini/google-generativeai-to-google-genai",
+        "--apply",
+        "--non-interactive",
+        "--model",
+        "none",
+        "--json",
+    ]
     assert "--verify" not in fix["argv"]
 
 
@@ -211,7 +236,9 @@ def test_the_same_round_under_xdist_and_without_the_sandbox_gives_the_same_recor
 ) -> None:
     project, _ = serial_round
     root, done = parallel_round
-    serial = {k: comparable(parse_record(json.dumps(v))) for k, v in records_of(project / "results" / "round-2").items()}
+    serial = {
+        k: comparable(parse_record(json.dumps(v))) for k, v in records_of(project / "results" / "round-2").items()
+    }
     parallel = {k: comparable(parse_record(json.dumps(v))) for k, v in records_of(root / "results" / "round-2").items()}
     assert parallel == serial
     assert {record["provenance"]["sandbox"] for record in records_of(root / "results" / "round-2").values()} == {"none"}
@@ -234,18 +261,36 @@ def test_regrade_reports_a_corrected_key(serial_round: Any, tmp_path: Path) -> N
     shutil.copytree(project / "results", copy / "results")
     data = yaml.safe_load((project / "cases" / "cases.yaml").read_text(encoding="utf-8"))
     rows = data["cases"][0]["ground_truth"]["call_sites"]
-    rows.append({"path": "summarizer.py", "line": 1, "kind": "import", "symbol": "google.generativeai", "label": "auto"})
+    rows.append(
+        {"path": "summarizer.py", "line": 1, "kind": "import", "symbol": "google.generativeai", "label": "auto"}
+    )
     data["cases"][0]["pattern_key"] = sorted({row["symbol"] for row in rows})
     (copy / "cases.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
     from io import StringIO
 
     out = StringIO()
-    assert cli_main(["regrade", "--round", "2", "--cases", str(copy / "cases.yaml"), "--results", str(copy / "results")], out) == 0
+    assert (
+        cli_main(
+            ["regrade", "--round", "2", "--cases", str(copy / "cases.yaml"), "--results", str(copy / "results")], out
+        )
+        == 0
+    )
     text = out.getvalue()
     assert "ann__clean:" in text and "measurements.missed_call_site: now 1, published 0" in text
     assert "round 2: 1 of 5 records would change" in text
     out = StringIO()
-    cli_main(["regrade", "--round", "2", "--cases", str(project / "cases" / "cases.yaml"), "--results", str(copy / "results")], out)
+    cli_main(
+        [
+            "regrade",
+            "--round",
+            "2",
+            "--cases",
+            str(project / "cases" / "cases.yaml"),
+            "--results",
+            str(copy / "results"),
+        ],
+        out,
+    )
     assert "round 2: 0 of 5 records would change" in out.getvalue()
 
 
@@ -295,7 +340,11 @@ def test_a_work_root_under_a_pytest_config_is_refused(tmp_path: Path) -> None:
     (tmp_path / "outer" / "inner").mkdir(parents=True)
     (tmp_path / "outer" / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     done = run_pytest(
-        project, "--bench-round=2", "--bench-allow-dirty", "--bench-no-summary", "--bench-no-preflight",
+        project,
+        "--bench-round=2",
+        "--bench-allow-dirty",
+        "--bench-no-summary",
+        "--bench-no-preflight",
         f"--bench-work={tmp_path / 'outer' / 'inner'}",
     )
     assert done.returncode == 0, done.stdout[-3000:]
@@ -379,7 +428,10 @@ def test_a_complete_run_publishes_its_records(serial_round: Any) -> None:
         assert (round_folder / f"{case}.json").read_bytes() == (run / f"{case}.json").read_bytes()
     manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
     assert manifest["cases_expected"] == manifest["cases_recorded"] == sorted(EXPECTED_TIERS)
-    sandboxes = {json.loads((run / f"{case}.json").read_text(encoding="utf-8"))["provenance"]["sandbox"] for case in EXPECTED_TIERS}
+    sandboxes = {
+        json.loads((run / f"{case}.json").read_text(encoding="utf-8"))["provenance"]["sandbox"]
+        for case in EXPECTED_TIERS
+    }
     assert manifest["interrupted"] is False and [manifest["sandbox"]] == [str(s or "none") for s in sandboxes]
     assert manifest["tools_recorded"] == ["obelize 0.8.0 pack 5017c6856ceb"]
     assert manifest["interpreter_policy"] == "minor" and manifest["exclude_newer"]
@@ -389,21 +441,39 @@ def test_a_complete_run_publishes_its_records(serial_round: Any) -> None:
     work = project.parent / "work" / "round-2"
     assert not (work / "ann__clean").exists() and (work / "ann__clean.logs" / "01-fetch.log").is_file()
     assert str(work / "ann__clean.logs") not in done.stdout  # only errored cases name their logs
-    code = cli_main(["summarize", "--check", "--cases", str(project / "cases" / "cases.yaml"),
-                     "--results", str(project / "results")], StringIO())
+    code = cli_main(
+        [
+            "summarize",
+            "--check",
+            "--cases",
+            str(project / "cases" / "cases.yaml"),
+            "--results",
+            str(project / "results"),
+        ],
+        StringIO(),
+    )
     assert code == 0
 
 
 def test_a_k_run_leaves_the_published_block_byte_for_byte(serial_round: Any, tmp_path: Path) -> None:
     project, _ = serial_round
     results = project / "results"
-    before = {p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file() and "runs" not in p.parts}
+    before = {
+        p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file() and "runs" not in p.parts
+    }
     done = run_pytest(
-        project, "--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor",
-        f"--bench-work={tmp_path / 'work'}", "-k", "cat__refused",
+        project,
+        "--bench-round=2",
+        "--bench-allow-dirty",
+        "--bench-interpreter=minor",
+        f"--bench-work={tmp_path / 'work'}",
+        "-k",
+        "cat__refused",
     )
     assert done.returncode == 0, done.stdout[-3000:]
-    after = {p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file() and "runs" not in p.parts}
+    after = {
+        p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file() and "runs" not in p.parts
+    }
     assert after == before
     newest = rounds.run_folders(results / "round-2")[-1]
     assert sorted(p.name for p in newest.glob("*.json")) == ["cat__refused.json", "run.json"]
@@ -422,8 +492,19 @@ def test_a_k_run_leaves_the_published_block_byte_for_byte(serial_round: Any, tmp
 
 def show(project: Path, *args: str) -> str:
     out = StringIO()
-    code = cli_main(["show", *args, "--cases", str(project / "cases" / "cases.yaml"),
-                     "--results", str(project / "results"), "--work", str(project.parent / "work")], out)
+    code = cli_main(
+        [
+            "show",
+            *args,
+            "--cases",
+            str(project / "cases" / "cases.yaml"),
+            "--results",
+            str(project / "results"),
+            "--work",
+            str(project.parent / "work"),
+        ],
+        out,
+    )
     assert code == 0, out.getvalue()
     return out.getvalue()
 
@@ -432,7 +513,9 @@ def test_show_explains_a_wrong_and_a_partial_case(serial_round: Any) -> None:
     project, _ = serial_round
     wrong = show(project, "dan__breaks-suite")
     assert "tier: wrong: the patch turned a passing baseline into a failing after-run" in wrong
-    assert re.search(r"^\s+8 after\s+exit\s+1\s+[0-9.]+s\s+/\S+/dan__breaks-suite\.logs/\d\d-after\.log$", wrong, re.MULTILINE)
+    assert re.search(
+        r"^\s+8 after\s+exit\s+1\s+[0-9.]+s\s+/\S+/dan__breaks-suite\.logs/\d\d-after\.log$", wrong, re.MULTILINE
+    )
     assert "published round 2" in wrong
     partial = show(project, "bob__withheld-part")
     assert "tier: partial: unmigrated 5 > 0" in partial

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
 from pathlib import Path
@@ -30,42 +29,97 @@ from pytest_obelize_bench.runfolder import (
 RUN_ID = "20261202T101927Z-1234d9ad"
 
 
-def finding(path: str = "app.py", line: int = 1, kind: str = "import", symbol: str | None = "google.generativeai",
-            status: str = "eligible", bail: str | None = None) -> dict[str, Any]:
+def finding(
+    path: str = "app.py",
+    line: int = 1,
+    kind: str = "import",
+    symbol: str | None = "google.generativeai",
+    status: str = "eligible",
+    bail: str | None = None,
+) -> dict[str, Any]:
     return {
-        "path": path, "line": line, "column": 0, "kind": kind, "confidence_reason": "alias_resolved",
-        "symbol": symbol, "evidence": None, "scan_status": status, "bail": bail, "caused_by": None,
+        "path": path,
+        "line": line,
+        "column": 0,
+        "kind": kind,
+        "confidence_reason": "alias_resolved",
+        "symbol": symbol,
+        "evidence": None,
+        "scan_status": status,
+        "bail": bail,
+        "caused_by": None,
     }
 
 
-def edit(path: str = "app.py", line: int = 1, status: str = "auto", rule: str | None = "p:rename-import",
-         reason: str | None = None) -> dict[str, Any]:
-    return {"path": path, "line": line, "status": status, "rule_id": rule, "reason": reason,
-            "caused_by": None, "warnings": []}
+def edit(
+    path: str = "app.py",
+    line: int = 1,
+    status: str = "auto",
+    rule: str | None = "p:rename-import",
+    reason: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "path": path,
+        "line": line,
+        "status": status,
+        "rule_id": rule,
+        "reason": reason,
+        "caused_by": None,
+        "warnings": [],
+    }
 
 
 def documents() -> dict[str, Any]:
     return {
-        "findings.json": {"obelize_version": "0.8.0", "packs": [], "counts": {}, "findings": [
-            finding(),
-            finding("requirements.txt", 1, "manifest", "google-generativeai", "needs_review", "repo_not_fully_migrated"),
-            finding("broken.py", 4, "parse_error", None, "unsupported", "input_does_not_parse"),
-        ]},
-        "plan.json": {"obelize_version": "0.8.0", "packs": [], "files": [], "edits": [
-            edit(),
-            edit("requirements.txt", 1, "auto", "p:manifest-dependency"),
-            edit("requirements.txt", 1, "needs_review", "p:manifest-dependency", "repo_not_fully_migrated"),
-        ]},
+        "findings.json": {
+            "obelize_version": "0.8.0",
+            "packs": [],
+            "counts": {},
+            "findings": [
+                finding(),
+                finding(
+                    "requirements.txt", 1, "manifest", "google-generativeai", "needs_review", "repo_not_fully_migrated"
+                ),
+                finding("broken.py", 4, "parse_error", None, "unsupported", "input_does_not_parse"),
+            ],
+        },
+        "plan.json": {
+            "obelize_version": "0.8.0",
+            "packs": [],
+            "files": [],
+            "edits": [
+                edit(),
+                edit("requirements.txt", 1, "auto", "p:manifest-dependency"),
+                edit("requirements.txt", 1, "needs_review", "p:manifest-dependency", "repo_not_fully_migrated"),
+            ],
+        },
         "run.json": {
-            "run_id": RUN_ID, "obelize_version": "0.8.0", "mode": "apply", "exit_code": 6,
-            "file_edits": [{"path": "app.py", "before_sha256": "0" * 64, "after_sha256": "1" * 64, "hunks": 1,
-                            "rules": [], "proposals": []},
-                           {"path": "requirements.txt"}],
+            "run_id": RUN_ID,
+            "obelize_version": "0.8.0",
+            "mode": "apply",
+            "exit_code": 6,
+            "file_edits": [
+                {
+                    "path": "app.py",
+                    "before_sha256": "0" * 64,
+                    "after_sha256": "1" * 64,
+                    "hunks": 1,
+                    "rules": [],
+                    "proposals": [],
+                },
+                {"path": "requirements.txt"},
+            ],
             "refused": [],
-            "withheld": [{"path": "requirements.txt", "line": 1, "symbol": "google-generativeai",
-                          "bail": "repo_not_fully_migrated", "caused_by": None},
-                         {"path": "broken.py", "line": 4, "symbol": None, "bail": "input_does_not_parse",
-                          "caused_by": None}],
+            "withheld": [
+                {
+                    "path": "requirements.txt",
+                    "line": 1,
+                    "symbol": "google-generativeai",
+                    "bail": "repo_not_fully_migrated",
+                    "caused_by": None,
+                },
+                {"path": "broken.py", "line": 4, "symbol": None, "bail": "input_does_not_parse", "caused_by": None},
+            ],
             "model": None,
         },
     }
@@ -94,7 +148,9 @@ def test_a_well_formed_folder_reads_into_artefacts(tmp_path: Path) -> None:
     folder = make_run(tmp_path)
     assert locate_run_folder(tmp_path) == folder
     artefacts = read_artefacts(folder, tmp_path)
-    assert artefacts.findings[0] == Finding("app.py", 1, "import", "google.generativeai", "eligible", None, "alias_resolved")
+    assert artefacts.findings[0] == Finding(
+        "app.py", 1, "import", "google.generativeai", "eligible", None, "alias_resolved"
+    )
     assert artefacts.findings[2].symbol is None
     assert artefacts.edits[1] == PlanEdit("requirements.txt", 1, "auto", "p:manifest-dependency", None)
     assert artefacts.written == ("app.py", "requirements.txt")
@@ -112,8 +168,13 @@ def test_a_well_formed_folder_reads_into_artefacts(tmp_path: Path) -> None:
 def test_caused_by_is_read_and_must_be_a_list_of_codes(tmp_path: Path) -> None:
     docs = documents()
     docs["run.json"]["withheld"].append(
-        {"path": "app.py", "line": 2, "symbol": "google.generativeai.configure", "bail": "file_not_fully_migrated",
-         "caused_by": ["local_import", "receiver_unresolved"]}
+        {
+            "path": "app.py",
+            "line": 2,
+            "symbol": "google.generativeai.configure",
+            "bail": "file_not_fully_migrated",
+            "caused_by": ["local_import", "receiver_unresolved"],
+        }
     )
     artefacts = read_artefacts(make_run(tmp_path / "good", docs), tmp_path / "good")
     assert artefacts.withheld[-1].caused_by == ("local_import", "receiver_unresolved")
@@ -148,8 +209,15 @@ def test_graded_facts_keep_what_the_error_analysis_needs_and_version_1_still_loa
 
 def test_a_consulted_model_gives_its_tokens_and_no_invented_cost(tmp_path: Path) -> None:
     docs = documents()
-    docs["run.json"]["model"] = {"provider": "openai_compat", "host": "h", "model": "m", "proposals": 1,
-                                 "accepted": 0, "tokens_in": 120, "tokens_out": 30}
+    docs["run.json"]["model"] = {
+        "provider": "openai_compat",
+        "host": "h",
+        "model": "m",
+        "proposals": 1,
+        "accepted": 0,
+        "tokens_in": 120,
+        "tokens_out": 30,
+    }
     artefacts = read_artefacts(make_run(tmp_path, docs), tmp_path)
     assert artefacts.model_used is True
     assert (artefacts.llm_tokens_in, artefacts.llm_tokens_out, artefacts.llm_cost_usd) == (120, 30, None)

@@ -32,7 +32,13 @@ def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
         [sys.executable, "-m", "pytest", *args],
-        cwd=project, env=environ, capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL, check=False,
+        cwd=project,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
 
 
@@ -51,8 +57,15 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     common = ["--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-work={root / 'work'}"]
     done = run_pytest(project, *common, "--bench-no-preflight", f"--junitxml={root / 'junit.xml'}", "-rT")
     run = rounds.only_run(project / "results" / "round-2")
-    return {"root": root, "project": project, "done": done, "run": run, "common": common,
-            "origin": origin, "hidden": hidden}
+    return {
+        "root": root,
+        "project": project,
+        "done": done,
+        "run": run,
+        "common": common,
+        "origin": origin,
+        "hidden": hidden,
+    }
 
 
 def test_the_first_run_is_kept_not_published(first_run: dict[str, Any]) -> None:
@@ -79,7 +92,10 @@ def test_junit_has_an_error_element_for_the_error_tier(first_run: dict[str, Any]
     assert error is not None and error.get("message") == "fetch: fetch_failed" and error.get("type") == "fetch_failed"
     assert "step: fetch" in (error.text or "") and "reason: fetch_failed" in (error.text or "")
     assert ok.find("error") is None and ok.find("failure") is None
-    tiers = {case.get("name"): [p.get("value") for p in case.iter("property") if p.get("name") == "tier"] for case in cases.values()}
+    tiers = {
+        case.get("name"): [p.get("value") for p in case.iter("property") if p.get("name") == "tier"]
+        for case in cases.values()
+    }
     assert tiers == {LATE: ["error"], OK: ["unsupported"]}
     suite = next(tree.iter("testsuite"))
     assert suite.get("errors") == "1"
@@ -95,8 +111,21 @@ def test_lf_selects_exactly_the_error_tier_cases(first_run: dict[str, Any]) -> N
 def test_show_explains_an_error_case(first_run: dict[str, Any]) -> None:
     project, run = first_run["project"], first_run["run"]
     out = StringIO()
-    code = cli_main(["show", LATE, "--run", run.name, "--cases", str(project / "cases" / "cases.yaml"),
-                     "--results", str(project / "results"), "--work", str(first_run["root"] / "work")], out)
+    code = cli_main(
+        [
+            "show",
+            LATE,
+            "--run",
+            run.name,
+            "--cases",
+            str(project / "cases" / "cases.yaml"),
+            "--results",
+            str(project / "results"),
+            "--work",
+            str(first_run["root"] / "work"),
+        ],
+        out,
+    )
     text = out.getvalue()
     assert code == 0, text
     assert "tier: error: fetch: fetch_failed" in text

@@ -70,7 +70,10 @@ def test_mounts_come_in_the_order_that_keeps_hidden_folders_hidden(tmp_path: Pat
     argv = bwrap_argv("/usr/bin/bwrap", policy, ["python", "-c", "pass"], cwd=checkout, env={"PATH": "/usr/bin"})
     assert argv[0] == "/usr/bin/bwrap"
     assert argv[-4:] == ["--", "python", "-c", "pass"]
-    position = {key: argv.index(key) for key in ("--unshare-net", "--ro-bind", "--tmpfs", "--bind", "--remount-ro", "--clearenv")}
+    position = {
+        key: argv.index(key)
+        for key in ("--unshare-net", "--ro-bind", "--tmpfs", "--bind", "--remount-ro", "--clearenv")
+    }
     assert argv[position["--ro-bind"] + 1 : position["--ro-bind"] + 3] == ["/", "/"]
     order = [
         argv.index("--ro-bind"),
@@ -92,7 +95,9 @@ def test_mounts_come_in_the_order_that_keeps_hidden_folders_hidden(tmp_path: Pat
 def test_masked_files_are_covered_unless_already_hidden(tmp_path: Path) -> None:
     files = {Path("/etc/shadow"), Path("/srv/hidden/inner")}
     dirs = {Path("/srv/hidden")}
-    policy = Policy(hidden=(Path("/srv/hidden"),), masked=(Path("/etc/shadow"), Path("/srv/hidden/inner"), Path("/etc/none")))
+    policy = Policy(
+        hidden=(Path("/srv/hidden"),), masked=(Path("/etc/shadow"), Path("/srv/hidden/inner"), Path("/etc/none"))
+    )
     argv = bwrap_argv(
         "bwrap", policy, ["true"], cwd=tmp_path, env={}, exists=lambda p: p in files | dirs, is_dir=lambda p: p in dirs
     )
@@ -252,7 +257,9 @@ def test_a_case_layout_hides_the_harness_and_keeps_its_interpreters(tmp_path: Pa
 
 
 def failing() -> Probe:
-    return Probe("/usr/bin/bwrap", "0.8.0", "bwrap cannot create a sandbox here: No permissions to create new namespace")
+    return Probe(
+        "/usr/bin/bwrap", "0.8.0", "bwrap cannot create a sandbox here: No permissions to create new namespace"
+    )
 
 
 def working() -> Probe:
@@ -335,10 +342,8 @@ def sandbox(tmp_path: Path, **overrides: object) -> tuple[SandboxExecutor, CaseL
             "home": work / "home" / "round-2" / "case",
             "tmp": work / "tmp" / "round-2" / "case",
             "junit": work / "round-2" / "case.logs" / "junit",
-            "read_only": tuple(
-                Path(p)
-                for p in {sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)}
-            ) + tuple(interpreter_roots(Path(sys.executable))),
+            "read_only": tuple(Path(p) for p in {sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)})
+            + tuple(interpreter_roots(Path(sys.executable))),
             "hidden": (work, tmp_path / "real-home", tmp_path / "results"),
             **overrides,
         }
@@ -351,9 +356,7 @@ def sandbox(tmp_path: Path, **overrides: object) -> tuple[SandboxExecutor, CaseL
 
 def run_python(executor: SandboxExecutor, made: CaseLayout, env: dict[str, str], name: str, code: str) -> Completed:
     log = made.checkout.parent / "case.logs" / f"05-{name}.log"
-    return executor.run(
-        [sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=60, log=log
-    )
+    return executor.run([sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=60, log=log)
 
 
 @needs_bwrap
@@ -497,8 +500,13 @@ def test_the_offline_executor_still_refuses_other_programs_under_the_sandbox(tmp
     offline = OfflineExecutor(executor)
     with pytest.raises(ProgramRefused, match="git"):
         offline.run(["git", "status"], cwd=made.checkout, env=env, timeout=10, log=made.checkout / "x.log")
-    done = offline.run([sys.executable, "-c", "print('inside')"], cwd=made.checkout, env=env, timeout=30,
-                       log=made.checkout.parent / "case.logs" / "01-baseline.log")
+    done = offline.run(
+        [sys.executable, "-c", "print('inside')"],
+        cwd=made.checkout,
+        env=env,
+        timeout=30,
+        log=made.checkout.parent / "case.logs" / "01-baseline.log",
+    )
     assert done.exit_code == 0 and "inside" in done.output()
     assert done.log.read_text(encoding="utf-8").startswith(f"$ {PROBE.program} ")
 

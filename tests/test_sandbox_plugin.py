@@ -109,9 +109,9 @@ def hostile_project(
     shutil.copytree(FIXTURES / "refused", target, ignore=shutil.ignore_patterns("__pycache__", "expected.json"))
     case = target / "case.yaml"
     case.write_text(
-        case.read_text(encoding="utf-8").replace("id: refused", "id: hostile").replace(
-            "test_cmd: python check.py", "test_cmd: python hostile.py"
-        ),
+        case.read_text(encoding="utf-8")
+        .replace("id: refused", "id: hostile")
+        .replace("test_cmd: python check.py", "test_cmd: python hostile.py"),
         encoding="utf-8",
     )
     (target / "repo" / "hostile.py").write_text(HOSTILE, encoding="utf-8")
@@ -245,7 +245,9 @@ def test_without_the_sandbox_the_old_guarantees_hold(pytester: pytest.Pytester, 
                 pass
 
 
-def test_bwrap_that_cannot_run_is_a_usage_error_naming_the_cause(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bwrap_that_cannot_run_is_a_usage_error_naming_the_cause(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shutil.copytree(FIXTURES / "refused", pytester.path / "cases" / "fixtures" / "refused")
     bin_dir = pytester.path / "bin"
     bin_dir.mkdir()
@@ -258,16 +260,20 @@ def test_bwrap_that_cannot_run_is_a_usage_error_naming_the_cause(pytester: pytes
     )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    result = pytester.runpytest_subprocess("--fixtures-only", "-p", "no:cacheprovider", "--bench-sandbox=bwrap",
-                                           f"--bench-work={pytester.path / 'work'}")
+    result = pytester.runpytest_subprocess(
+        "--fixtures-only", "-p", "no:cacheprovider", "--bench-sandbox=bwrap", f"--bench-work={pytester.path / 'work'}"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bench-sandbox=bwrap: bwrap cannot create a sandbox here: bwrap: No permissions*"])
-    auto = pytester.runpytest_subprocess("--fixtures-only", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2",
-                                         f"--bench-work={pytester.path / 'work'}")
+    auto = pytester.runpytest_subprocess(
+        "--fixtures-only", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2", f"--bench-work={pytester.path / 'work'}"
+    )
     assert auto.ret == 0, auto.stdout.str()[-2000:]
     auto.stdout.fnmatch_lines(["obelize-bench: no sandbox: bwrap cannot create a sandbox here*unsandboxed*"])
     assert auto.stdout.str().count("no sandbox:") == 1
-    record = json.loads((pytester.path / "work" / "fixtures" / "refused.logs" / "record.json").read_text(encoding="utf-8"))
+    record = json.loads(
+        (pytester.path / "work" / "fixtures" / "refused.logs" / "record.json").read_text(encoding="utf-8")
+    )
     assert record["provenance"]["sandbox"] == "none"
 
 
@@ -279,12 +285,14 @@ def test_a_missing_bwrap_under_auto_warns_and_runs(pytester: pytest.Pytester, mo
         if shutil.which(program):
             os.symlink(shutil.which(program) or "", empty / program)
     monkeypatch.setenv("PATH", str(empty))
-    result = pytester.runpytest_subprocess("--fixtures-only", "-p", "no:cacheprovider",
-                                           f"--bench-work={pytester.path / 'work'}")
+    result = pytester.runpytest_subprocess(
+        "--fixtures-only", "-p", "no:cacheprovider", f"--bench-work={pytester.path / 'work'}"
+    )
     assert result.ret == 0, result.stdout.str()[-2000:] + result.stderr.str()[-2000:]
     result.stdout.fnmatch_lines(["obelize-bench: no sandbox: bwrap is not on PATH; install bubblewrap*"])
-    refused = pytester.runpytest_subprocess("--fixtures-only", "-p", "no:cacheprovider", "--bench-sandbox=bwrap",
-                                            f"--bench-work={pytester.path / 'work'}")
+    refused = pytester.runpytest_subprocess(
+        "--fixtures-only", "-p", "no:cacheprovider", "--bench-sandbox=bwrap", f"--bench-work={pytester.path / 'work'}"
+    )
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["*--bench-sandbox=bwrap: bwrap is not on PATH*"])
 
@@ -335,9 +343,24 @@ def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProc
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
     environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty",
-         f"--bench-work={work}", *args],
-        cwd=project, env=environ, capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--bench-round=2",
+            "--bench-allow-dirty",
+            f"--bench-work={work}",
+            *args,
+        ],
+        cwd=project,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
 
 
@@ -353,8 +376,14 @@ def test_only_a_case_that_needs_the_network_reaches_the_harness_loopback(tmp_pat
         )
         cases.append(
             casefile.case_row(
-                owner, "net", repo=origin.url, sha=origin.head, python=local_key(), test_cmd="python probe.py",
-                tests_require_network=network, has_test_files=True,
+                owner,
+                "net",
+                repo=origin.url,
+                sha=origin.head,
+                python=local_key(),
+                test_cmd="python probe.py",
+                tests_require_network=network,
+                has_test_files=True,
             )
         )
     project = tmp_path / "project"

@@ -28,9 +28,7 @@ OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"
 
 def member(full_name: str, testable: bool = False) -> SplitMember:
     owner = full_name.split("/", 1)[0]
-    return SplitMember(
-        id=full_name.replace("/", "__"), full_name=full_name, owner=owner, testable=testable
-    )
+    return SplitMember(id=full_name.replace("/", "__"), full_name=full_name, owner=owner, testable=testable)
 
 
 def holdout_ids(sides: dict[str, str]) -> set[str]:
@@ -256,10 +254,7 @@ def test_round_1_splits_are_reproduced_exactly(upstream_round_1: dict) -> None:
     testable = _stratum_from_our_file()
     cases = upstream_round_1["cases"]
     members = [
-        SplitMember(
-            id=c["id"], full_name=c["full_name"], owner=c["owner"], testable=testable[c["id"]]
-        )
-        for c in cases
+        SplitMember(id=c["id"], full_name=c["full_name"], owner=c["owner"], testable=testable[c["id"]]) for c in cases
     ]
     assert sum(m.testable for m in members) == 8
     published = {c["id"]: c["split"] for c in cases}

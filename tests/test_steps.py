@@ -105,9 +105,7 @@ def test_without_a_reason_an_exit_code_is_a_measurement(where: dict[str, Path]) 
 def test_a_failed_required_step_raises_its_reason(where: dict[str, Path]) -> None:
     runner = runner_for(Scripted((2, False, None)), where)
     with pytest.raises(CaseError) as failed:
-        runner.run(
-            3, "install", ["uv", "pip", "install", "x"], timeout=900, reason="install_failed"
-        )
+        runner.run(3, "install", ["uv", "pip", "install", "x"], timeout=900, reason="install_failed")
     assert failed.value.as_dict() == {
         "step": "install",
         "reason": "install_failed",
@@ -134,9 +132,7 @@ def test_a_launch_error_raises_the_steps_reason_with_the_message(where: dict[str
         runner.run(2, "venv", [program], timeout=10, reason="venv_failed")
     assert failed.value.reason == "venv_failed"
     assert failed.value.detail == "cannot run <case>/no-such-tool: No such file or directory"
-    assert runner.steps[0] == Step(
-        2, "venv", ("<case>/no-such-tool",), 127, runner.steps[0].duration_s, False
-    )
+    assert runner.steps[0] == Step(2, "venv", ("<case>/no-such-tool",), 127, runner.steps[0].duration_s, False)
 
 
 def test_a_refused_program_is_recorded_and_raises_program_refused(where: dict[str, Path]) -> None:
@@ -157,9 +153,7 @@ def test_a_refused_program_is_recorded_and_raises_program_refused(where: dict[st
 def test_a_real_step_end_to_end(where: dict[str, Path]) -> None:
     runner = runner_for(ProcessExecutor(), where)
     runner.env = {"PATH": os.environ["PATH"]}
-    done = runner.run(
-        6, "compile", [sys.executable, "-c", "import os; print(os.getcwd())"], timeout=30
-    )
+    done = runner.run(6, "compile", [sys.executable, "-c", "import os; print(os.getcwd())"], timeout=30)
     assert done.output().strip() == str(where["case"])
     assert runner.steps[0].argv[0] == sys.executable  # not a harness path given to this elider
 

@@ -58,8 +58,17 @@ class FakeRunner:
     act: Callable[[list[str]], Done] = lambda argv: Done()
     calls: list[Call] = field(default_factory=list)
 
-    def run(self, number: int, name: str, argv: Sequence[str], *, timeout: float, reason: str | None = None,
-            cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Done:
+    def run(
+        self,
+        number: int,
+        name: str,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        reason: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Done:
         self.calls.append(Call(number, name, list(argv), timeout, reason, cwd))
         return self.act(list(argv))
 
@@ -70,13 +79,23 @@ class SubprocessRunner:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def run(self, number: int, name: str, argv: Sequence[str], *, timeout: float, reason: str | None = None,
-            cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Done:
+    def run(
+        self,
+        number: int,
+        name: str,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        reason: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Done:
         self.calls.append(list(argv))
         start = time.monotonic()
         try:
-            proc = subprocess.run(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=timeout)
+            proc = subprocess.run(
+                list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout
+            )
         except subprocess.TimeoutExpired:
             return Done(124, time.monotonic() - start, True)
         except OSError as error:
@@ -132,36 +151,47 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_pytest_shaped_report(tmp_path: Path) -> None:
-    report = write(tmp_path / "r.xml", """
+    report = write(
+        tmp_path / "r.xml",
+        """
         <?xml version="1.0" encoding="utf-8"?>
         <testsuites><testsuite name="pytest" errors="1" failures="2" skipped="3" tests="10" time="0.1">
         <testcase classname="t" name="a"/></testsuite></testsuites>
-    """)
+    """,
+    )
     assert junit_counts(report) == (4, 2, 3, 1)
 
 
 def test_a_bare_testsuite_root_and_several_suites_are_summed(tmp_path: Path) -> None:
     assert junit_counts(write(tmp_path / "a.xml", '<testsuite tests="5" failures="1" skipped="1"/>')) == (3, 1, 1, 0)
-    report = write(tmp_path / "b.xml", """
+    report = write(
+        tmp_path / "b.xml",
+        """
         <testsuites tests="99" failures="99">
           <testsuite tests="2" failures="1"/>
           <testsuite tests="3" errors="1" skipped="1"/>
         </testsuites>
-    """)
+    """,
+    )
     assert junit_counts(report) == (2, 1, 1, 1)
 
 
 def test_nested_suites_are_not_counted_twice(tmp_path: Path) -> None:
-    report = write(tmp_path / "n.xml", """
+    report = write(
+        tmp_path / "n.xml",
+        """
         <testsuites><testsuite tests="5" failures="1">
           <testsuite tests="2" failures="1"/><testsuite tests="3"/>
         </testsuite></testsuites>
-    """)
+    """,
+    )
     assert junit_counts(report) == (4, 1, 0, 0)
 
 
 def test_a_collection_error(tmp_path: Path) -> None:
-    report = write(tmp_path / "e.xml", '<testsuites><testsuite errors="1" failures="0" skipped="0" tests="1"/></testsuites>')
+    report = write(
+        tmp_path / "e.xml", '<testsuites><testsuite errors="1" failures="0" skipped="0" tests="1"/></testsuites>'
+    )
     assert junit_counts(report) == (0, 0, 0, 1)
 
 
@@ -199,7 +229,8 @@ def test_a_report_over_the_cap_is_none(tmp_path: Path, monkeypatch: pytest.Monke
 def test_a_real_pytest_report(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    (project / "test_mix.py").write_text(textwrap.dedent("""
+    (project / "test_mix.py").write_text(
+        textwrap.dedent("""
         import pytest
 
         def test_pass(): pass
@@ -210,9 +241,12 @@ def test_a_real_pytest_report(tmp_path: Path) -> None:
         @pytest.fixture
         def broken(): raise RuntimeError
         def test_error(broken): pass
-    """))
+    """)
+    )
     report = tmp_path / "junit.xml"
-    argv, is_pytest = suite_argv("python -m pytest -q -p no:cacheprovider", interpreter=Path(sys.executable), junit=report)
+    argv, is_pytest = suite_argv(
+        "python -m pytest -q -p no:cacheprovider", interpreter=Path(sys.executable), junit=report
+    )
     assert is_pytest
     subprocess.run(argv, cwd=project, capture_output=True, timeout=120)
     assert junit_counts(report) == (2, 1, 1, 1)
@@ -261,8 +295,16 @@ def junit_writer(text: str, code: int = 0, **done: object) -> Callable[[list[str
 
 
 def phase(runner: FakeRunner, tmp_path: Path, test_cmd: str | None, name: str = "baseline") -> SuiteResult:
-    return run_suite(runner, phase=name, number=5 if name == "baseline" else 8, test_cmd=test_cmd,  # type: ignore[arg-type]
-                     interpreter=INTERP, junit_dir=tmp_path / "logs" / "junit", timeout=600, cwd=tmp_path / "case")
+    return run_suite(
+        runner,
+        phase=name,
+        number=5 if name == "baseline" else 8,
+        test_cmd=test_cmd,  # type: ignore[arg-type]
+        interpreter=INTERP,
+        junit_dir=tmp_path / "logs" / "junit",
+        timeout=600,
+        cwd=tmp_path / "case",
+    )
 
 
 def test_no_test_command_is_not_run(tmp_path: Path) -> None:
@@ -357,8 +399,16 @@ def test_a_real_suite(tmp_path: Path) -> None:
     case.mkdir()
     (case / "test_ok.py").write_text("def test_one():\n    pass\n\ndef test_two():\n    pass\n")
     runner = SubprocessRunner()
-    result = run_suite(runner, phase="baseline", number=5, test_cmd="python -m pytest -q -p no:cacheprovider",
-                       interpreter=Path(sys.executable), junit_dir=tmp_path / "junit", timeout=120, cwd=case)
+    result = run_suite(
+        runner,
+        phase="baseline",
+        number=5,
+        test_cmd="python -m pytest -q -p no:cacheprovider",
+        interpreter=Path(sys.executable),
+        junit_dir=tmp_path / "junit",
+        timeout=120,
+        cwd=case,
+    )
     assert result == SuiteResult(status="pass", passed=2, failed=0, skipped=0)
     assert not (case / "baseline.xml").exists()
 
@@ -387,7 +437,11 @@ def test_a_compile_timeout_is_an_error_not_a_verdict() -> None:
     runner = FakeRunner(lambda argv: Done(exit_code=124, timed_out=True))
     with pytest.raises(CaseError) as excinfo:
         compile_written(runner, interpreter=INTERP, checkout=Path("/c"), written=["a.py"], timeout=5)
-    assert (excinfo.value.step, excinfo.value.reason, excinfo.value.detail) == ("compile", "timeout", "compile outlasted 5s")
+    assert (excinfo.value.step, excinfo.value.reason, excinfo.value.detail) == (
+        "compile",
+        "timeout",
+        "compile outlasted 5s",
+    )
 
 
 def test_an_interpreter_that_cannot_start_is_an_error() -> None:

@@ -18,13 +18,6 @@ from pytest_obelize_bench.cases import (
     Review,
     load_case_file,
 )
-from pytest_obelize_bench.record import (
-    ErrorInfo,
-    Measurements,
-    Provenance,
-    Record,
-    SuiteResult,
-)
 from pytest_obelize_bench.compare import compare_rounds
 from pytest_obelize_bench.document import (
     DOCUMENT_NAME,
@@ -32,6 +25,13 @@ from pytest_obelize_bench.document import (
     check_document,
     end_marker,
     render_document,
+)
+from pytest_obelize_bench.record import (
+    ErrorInfo,
+    Measurements,
+    Provenance,
+    Record,
+    SuiteResult,
 )
 from pytest_obelize_bench.roundfiles import (
     load_round,
@@ -170,7 +170,9 @@ def test_no_rate_without_interval() -> None:
 
 
 def test_round_with_no_records_is_not_yet_run() -> None:
-    data = RoundData(round=2, cases=[make_case("a"), make_case("b", "holdout"), make_case("c", control=True)], records={})
+    data = RoundData(
+        round=2, cases=[make_case("a"), make_case("b", "holdout"), make_case("c", control=True)], records={}
+    )
     block = render_round_block(data)
     assert block.startswith("### Round 2\n")
     assert "Not yet run" in block
@@ -304,7 +306,9 @@ def test_ceiling_table_and_tally() -> None:
     assert "| `b` | dev | no | no test command |" in ceiling
     assert "| `d` | holdout | yes | -- |" in ceiling  # retired only from round 5 on
     assert "| `e` | holdout | no | the case is retired |" in ceiling
-    assert "| **Total** | dev 1 of 2, holdout 1 of 3 | **2 of 5** | 2 no test command; 1 the case is retired |" in ceiling
+    assert (
+        "| **Total** | dev 1 of 2, holdout 1 of 3 | **2 of 5** | 2 no test command; 1 the case is retired |" in ceiling
+    )
 
 
 def test_controls_suites_and_errors() -> None:
@@ -319,7 +323,13 @@ def test_controls_suites_and_errors() -> None:
             "boom", "error", error=ErrorInfo(step="install", reason="install_failed", detail="exit 1 | see log")
         ),
         "ctl1": make_record(
-            "ctl1", "unsupported", control=True, detected=0, manifest_reported=0, false_positive_edit=0, patch_applied=False
+            "ctl1",
+            "unsupported",
+            control=True,
+            detected=0,
+            manifest_reported=0,
+            false_positive_edit=0,
+            patch_applied=False,
         ),
         "ctl2": make_record("ctl2", "wrong", control=True, detected=2, false_positive_edit=1),
     }
@@ -340,7 +350,13 @@ def test_a_control_that_reports_a_pin_did_not_hold_and_an_uncounted_one_is_unkno
     cases = [make_case("pin", control=True), make_case("old", control=True)]
     records = {
         "pin": make_record(
-            "pin", "unsupported", control=True, detected=0, manifest_reported=1, false_positive_edit=0, patch_applied=False
+            "pin",
+            "unsupported",
+            control=True,
+            detected=0,
+            manifest_reported=1,
+            false_positive_edit=0,
+            patch_applied=False,
         ),
         "old": make_record("old", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False),
     }
@@ -356,8 +372,14 @@ def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
     (tmp_path / "round-1").mkdir()
     record = make_record("ctl", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False)
     (tmp_path / "round-1" / "ctl.json").write_text(record.to_json(), encoding="utf-8")
-    case_file = CaseFile(path=tmp_path / "c.yaml", round=2, from_version="0.8.6", to_version="2.24.0",
-                         cases=(make_case("ctl", control=True),), split_moves=())
+    case_file = CaseFile(
+        path=tmp_path / "c.yaml",
+        round=2,
+        from_version="0.8.6",
+        to_version="2.24.0",
+        cases=(make_case("ctl", control=True),),
+        split_moves=(),
+    )
     assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported is None
     (tmp_path / "errors").mkdir()
     findings = [{"path": "requirements.txt", "line": 1, "kind": "manifest", "symbol": "google-generativeai"}]
@@ -381,9 +403,18 @@ def test_schema_2_fields_print_dashes() -> None:
 def test_provenance_cell_ranges_dates_and_lists_interpreters() -> None:
     first = make_record("a")
     second = make_record("b").model_copy(
-        update={"provenance": Provenance(obelize_version="0.8.1", pack_sha256="cd" * 32, python_used="cpython-3.12.1-linux-x86_64-gnu", run_at="2026-10-03T01:00:00Z")}
+        update={
+            "provenance": Provenance(
+                obelize_version="0.8.1",
+                pack_sha256="cd" * 32,
+                python_used="cpython-3.12.1-linux-x86_64-gnu",
+                run_at="2026-10-03T01:00:00Z",
+            )
+        }
     )
-    block = render_round_block(RoundData(round=1, cases=[make_case("a"), make_case("b")], records={"a": first, "b": second}))
+    block = render_round_block(
+        RoundData(round=1, cases=[make_case("a"), make_case("b")], records={"a": first, "b": second})
+    )
     assert "| obelize | 0.8.0, 0.8.1 |" in block
     assert "| Run on | 2026-10-02 to 2026-10-03 |" in block
     assert "| Interpreters | `cpython-3.12.1-linux-x86_64-gnu` |" in block
@@ -413,7 +444,9 @@ def test_fresh_document_has_intro_markers_and_ascending_rounds(tmp_path: Path) -
 
 def test_hand_edit_inside_a_block_fails_the_check(tmp_path: Path) -> None:
     path = tmp_path / DOCUMENT_NAME
-    path.write_text(render_document(None, blocks_for(1, 2)).replace("| Graded cases (n) | 1 |", "| Graded cases (n) | 9 |", 1))
+    path.write_text(
+        render_document(None, blocks_for(1, 2)).replace("| Graded cases (n) | 1 |", "| Graded cases (n) | 9 |", 1)
+    )
     reason = check_document(path, blocks_for(1, 2))
     assert reason == "round 1's block differs from a fresh render"
     assert "\n" not in reason
@@ -537,7 +570,12 @@ def test_round_1_known_figures() -> None:
         "a row the pack flags rather than edits": 1,
     }
     total = summary["tiers"]["total"]
-    assert (total["patched_unverified"], total["partial"], total["unsupported"], total["verified_success"]) == (1, 5, 14, 0)
+    assert (total["patched_unverified"], total["partial"], total["unsupported"], total["verified_success"]) == (
+        1,
+        5,
+        14,
+        0,
+    )
     assert all(c["held"] is True for c in summary["controls"]["cases"])
     assert summary["errors"] == []
     assert summary["provenance"]["obelize_versions"] == ["0.1.0"]

@@ -74,14 +74,24 @@ class SubprocessRunner:
         self.home = home
         self.calls: list[tuple[int, str, list[str], Path | None]] = []
 
-    def run(self, number: int, name: str, argv: Sequence[str], *, timeout: float, reason: str | None = None,
-            cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Done:
+    def run(
+        self,
+        number: int,
+        name: str,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        reason: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Done:
         self.calls.append((number, name, list(argv), cwd))
         environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "LANG": "C.UTF-8"}
         start = time.monotonic()
         try:
-            proc = subprocess.run(list(argv), cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=timeout)
+            proc = subprocess.run(
+                list(argv), cwd=cwd, env=environment, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout
+            )
         except subprocess.TimeoutExpired:
             return Done(124, round(time.monotonic() - start, 3), True)
         except OSError as error:
@@ -96,8 +106,17 @@ class FakeRunner:
         self.act = act
         self.calls: list[list[str]] = []
 
-    def run(self, number: int, name: str, argv: Sequence[str], *, timeout: float, reason: str | None = None,
-            cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Done:
+    def run(
+        self,
+        number: int,
+        name: str,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        reason: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Done:
         self.calls.append(list(argv))
         return self.act(list(argv))
 
@@ -152,12 +171,39 @@ def test_tool_info_json_round_trip(installed: ToolInfo) -> None:
         "nope",
         "[]",
         '{"argv_prefix": []}',
-        json.dumps({"argv_prefix": [], "python": "p", "version": "1", "commit": None, "tree_dirty": None,
-                    "source": "installed", "spec": None}),
-        json.dumps({"argv_prefix": ["p"], "python": "p", "version": "1", "commit": None, "tree_dirty": "no",
-                    "source": "installed", "spec": None}),
-        json.dumps({"argv_prefix": ["p"], "python": "p", "version": "1", "commit": None, "tree_dirty": None,
-                    "source": "pypi", "spec": None}),
+        json.dumps(
+            {
+                "argv_prefix": [],
+                "python": "p",
+                "version": "1",
+                "commit": None,
+                "tree_dirty": None,
+                "source": "installed",
+                "spec": None,
+            }
+        ),
+        json.dumps(
+            {
+                "argv_prefix": ["p"],
+                "python": "p",
+                "version": "1",
+                "commit": None,
+                "tree_dirty": "no",
+                "source": "installed",
+                "spec": None,
+            }
+        ),
+        json.dumps(
+            {
+                "argv_prefix": ["p"],
+                "python": "p",
+                "version": "1",
+                "commit": None,
+                "tree_dirty": None,
+                "source": "pypi",
+                "spec": None,
+            }
+        ),
     ],
 )
 def test_tool_info_from_bad_json(text: str) -> None:
@@ -220,8 +266,12 @@ def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, ins
     # an interpreter with no obelize at all: no loader API to ask
     from uv import find_uv_bin
 
-    subprocess.run([find_uv_bin(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [find_uv_bin(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     bare = replace(installed, python=str(tmp_path / "bare" / "bin" / "python"))
     assert pack_provenance(bare, GEMINI) == {"pack": GEMINI, "pack_sha256": None, "spec_sha256": None}
 
@@ -231,8 +281,20 @@ def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, ins
 
 def test_fix_argv(installed: ToolInfo) -> None:
     assert fix_argv(installed, checkout=Path("/w/case"), pack=GEMINI) == [
-        sys.executable, "-I", "-m", "obelize", "fix", "--repo", "/w/case", "--pack", GEMINI,
-        "--apply", "--non-interactive", "--model", "none", "--json",
+        sys.executable,
+        "-I",
+        "-m",
+        "obelize",
+        "fix",
+        "--repo",
+        "/w/case",
+        "--pack",
+        GEMINI,
+        "--apply",
+        "--non-interactive",
+        "--model",
+        "none",
+        "--json",
     ]
     assert "--verify" not in fix_argv(installed, checkout=Path("/w/case"), pack=GEMINI)
 
@@ -246,11 +308,20 @@ def matching_case() -> Case:
         CallSite(path="app.py", line=3, kind="import", symbol="google.generativeai", label="auto"),
         CallSite(path="app.py", line=5, kind="call", symbol="google.generativeai.configure", label="auto"),
         CallSite(path="app.py", line=7, kind="call", symbol="google.generativeai.GenerativeModel", label="auto"),
-        CallSite(path="app.py", line=11, kind="method_call",
-                 symbol="google.generativeai.GenerativeModel.generate_content", label="auto"),
+        CallSite(
+            path="app.py",
+            line=11,
+            kind="method_call",
+            symbol="google.generativeai.GenerativeModel.generate_content",
+            label="auto",
+        ),
     ]
     return Case(
-        id="tiny", origin="fixture", control=False, provider="gemini", change="google-generativeai-to-google-genai",
+        id="tiny",
+        origin="fixture",
+        control=False,
+        provider="gemini",
+        change="google-generativeai-to-google-genai",
         ground_truth=GroundTruth(
             call_sites=sites,
             manifests=[ManifestRow(path="requirements.txt", line=1, symbol="google-generativeai", label="auto")],
@@ -268,22 +339,35 @@ def test_run_fix_on_a_real_repository(tmp_path: Path, installed: ToolInfo) -> No
     assert artefacts.written == ("app.py", "requirements.txt")
     assert artefacts.withheld == () and artefacts.refused == ()
     assert artefacts.model_used is False
-    assert {(f.path, f.line, f.kind) for f in artefacts.findings} >= {("app.py", 3, "import"), ("requirements.txt", 1, "manifest")}
+    assert {(f.path, f.line, f.kind) for f in artefacts.findings} >= {
+        ("app.py", 3, "import"),
+        ("requirements.txt", 1, "manifest"),
+    }
     assert all(edit.status == "auto" for edit in artefacts.edits)
     assert runtime > 0
     assert "google.generativeai" not in (repo / "app.py").read_text()
 
     compiles = compile_written(runner, interpreter=Path(sys.executable), checkout=repo, written=artefacts.written)
     assert compiles is True
-    m = grade(matching_case(), artefacts, baseline=SuiteResult(), after=SuiteResult(), patch_compiles=compiles,
-              runtime_seconds=runtime)
+    m = grade(
+        matching_case(),
+        artefacts,
+        baseline=SuiteResult(),
+        after=SuiteResult(),
+        patch_compiles=compiles,
+        runtime_seconds=runtime,
+    )
     assert (m.detected, m.false_positive, m.missed_call_site, m.unmigrated, m.false_positive_edit) == (4, 0, 0, 0, 0)
     assert (m.patch_applied, m.llm_tokens_in, m.llm_tokens_out, m.llm_cost_usd) == (True, 0, 0, 0.0)
 
     # the copy reads back to the same artefacts, for re-grading without running anything
     dest = tmp_path / "artefacts"
     assert copy_artefacts(locate_run_folder(repo), dest, publish_patch=True) == [
-        "findings.json", "plan.json", "run.json", "patch.diff"]
+        "findings.json",
+        "plan.json",
+        "run.json",
+        "patch.diff",
+    ]
     assert load_artefacts_dir(dest) == artefacts
 
 
@@ -333,14 +417,26 @@ def test_an_unknown_pack_exits_2_and_fails_the_case(tmp_path: Path, installed: T
 def test_undocumented_exit_codes_fail_the_case(tmp_path: Path, installed: ToolInfo, code: int) -> None:
     with pytest.raises(CaseError) as excinfo:
         run_fix(FakeRunner(lambda argv: Done(exit_code=code)), installed, checkout=tmp_path, pack=GEMINI)
-    assert (excinfo.value.reason, excinfo.value.detail) == ("obelize_failed", f"obelize fix exited {code}; see the step log")
+    assert (excinfo.value.reason, excinfo.value.detail) == (
+        "obelize_failed",
+        f"obelize fix exited {code}; see the step log",
+    )
 
 
 def test_a_fix_timeout(tmp_path: Path, installed: ToolInfo) -> None:
     with pytest.raises(CaseError) as excinfo:
-        run_fix(FakeRunner(lambda argv: Done(exit_code=124, timed_out=True)), installed, checkout=tmp_path,
-                pack=GEMINI, timeout=30)
-    assert (excinfo.value.step, excinfo.value.reason, excinfo.value.detail) == ("fix", "timeout", "obelize fix outlasted 30s")
+        run_fix(
+            FakeRunner(lambda argv: Done(exit_code=124, timed_out=True)),
+            installed,
+            checkout=tmp_path,
+            pack=GEMINI,
+            timeout=30,
+        )
+    assert (excinfo.value.step, excinfo.value.reason, excinfo.value.detail) == (
+        "fix",
+        "timeout",
+        "obelize fix outlasted 30s",
+    )
 
 
 def test_obelize_that_cannot_start(tmp_path: Path, installed: ToolInfo) -> None:
@@ -413,7 +509,12 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     assert infos[0] == infos[1]
     info = infos[0]
     assert (info.source, info.version, info.spec, info.commit, info.tree_dirty) == (
-        "requirement", "0.7.0", "obelize==0.7.0", None, None)
+        "requirement",
+        "0.7.0",
+        "obelize==0.7.0",
+        None,
+        None,
+    )
     assert Path(info.python).is_relative_to(root)
     assert info.argv_prefix == (info.python, "-I", "-m", "obelize")
     out = subprocess.run([*info.argv_prefix, "--version"], capture_output=True, text=True, timeout=60)
@@ -441,9 +542,22 @@ def test_a_release_that_does_not_exist(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path) -> None:
     download = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "obelize==0.8.0",
-         "-d", str(tmp_path / "sdist")],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "obelize==0.8.0",
+            "-d",
+            str(tmp_path / "sdist"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     if download.returncode != 0:
         pytest.skip(f"cannot fetch the obelize sdist: {download.stderr.strip().splitlines()[-1:]}")
@@ -456,8 +570,9 @@ def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path)
     info = resolve_tool(str(checkout), tool_root=tmp_path / "tools")
     assert (info.source, info.version, info.tree_dirty) == ("checkout", "0.8.0", False)
     assert info.commit is not None and len(info.commit) == 40
-    probe = subprocess.run([info.python, "-I", "-c", "import obelize; print(obelize.__file__)"],
-                           capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [info.python, "-I", "-c", "import obelize; print(obelize.__file__)"], capture_output=True, text=True, timeout=60
+    )
     assert Path(probe.stdout.strip()).is_relative_to(checkout / "src" / "obelize")
     assert pack_provenance(info, GEMINI)["pack_sha256"] == GEMINI_SHA
 

@@ -62,9 +62,7 @@ def test_a_rerun_starts_clean(tmp_path: Path) -> None:
     assert (other.logs / "keep.log").read_text() == "other case"
 
 
-@pytest.mark.parametrize(
-    "case_id", ["", ".", "..", "a/b", "../x", ".hidden", "x y", "c.logs", "-x"]
-)
+@pytest.mark.parametrize("case_id", ["", ".", "..", "a/b", "../x", ".hidden", "x y", "c.logs", "-x"])
 def test_unsafe_case_ids_are_refused(tmp_path: Path, case_id: str) -> None:
     with pytest.raises(ValueError, match="not a safe directory name"):
         prepare_workspace(tmp_path, "round-1", case_id)
@@ -114,6 +112,4 @@ def test_the_check_walks_resolved_parents(tmp_path: Path) -> None:
     (project / "pyproject.toml").write_text("")
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "link").symlink_to(project / "work")
-    assert isolation_problems(tmp_path / "elsewhere" / "link" / "case") == [
-        "pyproject.toml (2 level(s) up)"
-    ]
+    assert isolation_problems(tmp_path / "elsewhere" / "link" / "case") == ["pyproject.toml (2 level(s) up)"]

@@ -71,7 +71,9 @@ def control_row(owner: str, name: str, **overrides: Any) -> dict[str, Any]:
     return row
 
 
-def case_file(cases: list[dict[str, Any]], controls: list[dict[str, Any]] | None = None, round: int = 2) -> dict[str, Any]:
+def case_file(
+    cases: list[dict[str, Any]], controls: list[dict[str, Any]] | None = None, round: int = 2
+) -> dict[str, Any]:
     return {
         "round": round,
         "reviewer": "tester",

@@ -33,11 +33,11 @@ dependencies = ["{pin}"]
 {layout}
 """
 
-ASYNC_TAIL = '''
+ASYNC_TAIL = """
 
 async def summarise_async(body):
     return await asyncio.to_thread(summarise, body)
-'''
+"""
 
 ASYNC_TESTS = '''"""The async entry point, through pytest-asyncio."""
 
@@ -116,49 +116,91 @@ def shapes() -> list[Shape]:
     conftest = (CLEAN / "tests" / "conftest.py").read_text(encoding="utf-8")
     return [
         Shape(
-            "req-pin", "ana", "summarizer.py", ["uv pip install -r requirements.txt"], "pytest",
-            ("requirements.txt", 1), "verified_success", (2, 0, 0),
+            "req-pin",
+            "ana",
+            "summarizer.py",
+            ["uv pip install -r requirements.txt"],
+            "pytest",
+            ("requirements.txt", 1),
+            "verified_success",
+            (2, 0, 0),
             files={"requirements.txt": f"{PIN}\npytest==8.3.3\n"},
         ),
         Shape(
-            "pyproject-extras", "ben", "summarizer.py", ['uv pip install -e ".[gemini,dev]"'],
-            "python -m pytest tests -q", ("pyproject.toml", 8), "verified_success", (2, 0, 0),
-            files={"pyproject.toml": _pyproject("summ-extras", extras=True, src=False)}, drop=("requirements.txt",),
+            "pyproject-extras",
+            "ben",
+            "summarizer.py",
+            ['uv pip install -e ".[gemini,dev]"'],
+            "python -m pytest tests -q",
+            ("pyproject.toml", 8),
+            "verified_success",
+            (2, 0, 0),
+            files={"pyproject.toml": _pyproject("summ-extras", extras=True, src=False)},
+            drop=("requirements.txt",),
         ),
         Shape(
-            "pyproject-plain", "cyd", "summarizer.py", ["uv pip install .", "uv pip install pytest==8.3.3"],
-            "python -m pytest tests -q", ("pyproject.toml", 8), "verified_success", (2, 0, 0),
-            files={"pyproject.toml": _pyproject("summ-plain", extras=False, src=False)}, drop=("requirements.txt",),
+            "pyproject-plain",
+            "cyd",
+            "summarizer.py",
+            ["uv pip install .", "uv pip install pytest==8.3.3"],
+            "python -m pytest tests -q",
+            ("pyproject.toml", 8),
+            "verified_success",
+            (2, 0, 0),
+            files={"pyproject.toml": _pyproject("summ-plain", extras=False, src=False)},
+            drop=("requirements.txt",),
         ),
         Shape(
-            "src-layout", "dee", "src/summ/summarizer.py", ["uv pip install -e .", "uv pip install pytest==8.3.3"],
-            "python -m pytest tests -q", ("pyproject.toml", 8), "verified_success", (2, 0, 0),
+            "src-layout",
+            "dee",
+            "src/summ/summarizer.py",
+            ["uv pip install -e .", "uv pip install pytest==8.3.3"],
+            "python -m pytest tests -q",
+            ("pyproject.toml", 8),
+            "verified_success",
+            (2, 0, 0),
             files={
                 "pyproject.toml": _pyproject("summ-src", extras=False, src=True),
                 "src/summ/__init__.py": "",
                 "src/summ/summarizer.py": summarizer,
-                "tests/conftest.py": conftest.replace(
-                    'str(ROOT)]', 'str(ROOT / "src" / "summ")]'
-                ),
+                "tests/conftest.py": conftest.replace("str(ROOT)]", 'str(ROOT / "src" / "summ")]'),
             },
             drop=("requirements.txt", "summarizer.py"),
         ),
         Shape(
-            "async-suite", "eli", "summarizer.py", ["uv pip install pytest==8.3.3 pytest-asyncio==0.24.0"],
-            "python -m pytest tests -q", ("requirements.txt", 1), "verified_success", (3, 0, 0),
+            "async-suite",
+            "eli",
+            "summarizer.py",
+            ["uv pip install pytest==8.3.3 pytest-asyncio==0.24.0"],
+            "python -m pytest tests -q",
+            ("requirements.txt", 1),
+            "verified_success",
+            (3, 0, 0),
             files={
-                "summarizer.py": summarizer.replace('import os\n', 'import asyncio\nimport os\n', 1) + ASYNC_TAIL,
+                "summarizer.py": summarizer.replace("import os\n", "import asyncio\nimport os\n", 1) + ASYNC_TAIL,
                 "tests/test_async.py": ASYNC_TESTS,
             },
         ),
         Shape(
-            "mostly-skips", "fay", "summarizer.py", ["uv pip install pytest==8.3.3"], "python -m pytest tests -q",
-            ("requirements.txt", 1), "verified_success", (2, 0, 4),
+            "mostly-skips",
+            "fay",
+            "summarizer.py",
+            ["uv pip install pytest==8.3.3"],
+            "python -m pytest tests -q",
+            ("requirements.txt", 1),
+            "verified_success",
+            (2, 0, 4),
             files={"tests/test_live.py": SKIPPING_TESTS},
         ),
         Shape(
-            "all-skip", "gus", "summarizer.py", ["uv pip install pytest==8.3.3"], "python -m pytest tests -q",
-            ("requirements.txt", 1), "patched_unverified", (0, 0, 4),
+            "all-skip",
+            "gus",
+            "summarizer.py",
+            ["uv pip install pytest==8.3.3"],
+            "python -m pytest tests -q",
+            ("requirements.txt", 1),
+            "patched_unverified",
+            (0, 0, 4),
             files={"tests/test_live.py": SKIPPING_TESTS},
             drop=("tests/test_summarizer.py",),
         ),
@@ -172,9 +214,12 @@ def build(shape: Shape, root: Path) -> dict[str, Any]:
         files.pop(name, None)
     files.update(shape.files)
     repo = make_repo(root / "origins" / shape.name, files)
-    lines = {5: ("import", "google.generativeai"), 7: ("call", "google.generativeai.configure"),
-             9: ("call", "google.generativeai.GenerativeModel"),
-             19: ("method_call", "google.generativeai.GenerativeModel.generate_content")}
+    lines = {
+        5: ("import", "google.generativeai"),
+        7: ("call", "google.generativeai.configure"),
+        9: ("call", "google.generativeai.GenerativeModel"),
+        19: ("method_call", "google.generativeai.GenerativeModel.generate_content"),
+    }
     offset = 1 if shape.name == "async-suite" else 0  # the added `import asyncio` moves every line down
     call_sites = [
         {"path": shape.module, "line": line + offset, "kind": kind, "symbol": symbol, "label": "auto"}
@@ -203,7 +248,9 @@ def build(shape: Shape, root: Path) -> dict[str, Any]:
             "what_it_is": f"The summariser packaged as {shape.name}.",
             "files_read": sorted({shape.module, manifest_path}),
             "call_sites": call_sites,
-            "manifests": [{"path": manifest_path, "line": manifest_line, "symbol": "google-generativeai", "label": "auto"}],
+            "manifests": [
+                {"path": manifest_path, "line": manifest_line, "symbol": "google-generativeai", "label": "auto"}
+            ],
             "must_not_report": [],
             "tests_cover_change": True,
             "tests_cover_change_why": "The suite calls summarise(), which runs every migrated line.",

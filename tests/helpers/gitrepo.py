@@ -88,9 +88,7 @@ class GitRepo:
         return self.head
 
 
-def make_repo(
-    path: Path, files: Mapping[str, str | bytes | None] | None = None, message: str = "initial"
-) -> GitRepo:
+def make_repo(path: Path, files: Mapping[str, str | bytes | None] | None = None, message: str = "initial") -> GitRepo:
     """Create a repository at ``path`` with one commit holding ``files`` (may be empty)."""
     path.mkdir(parents=True, exist_ok=True)
     git("init", "-q", "-b", "main", str(path))

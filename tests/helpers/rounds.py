@@ -61,9 +61,7 @@ def case_row_from_fixture(name: str, owner: str, root: Path, **overrides: Any) -
         "license": "MIT",
         "split": "dev",
         "has_test_files": fixture.test_cmd is not None,
-        "pattern_key": sorted(
-            {row["symbol"] for row in truth["call_sites"] if row["kind"] != "dynamic"}
-        ),
+        "pattern_key": sorted({row["symbol"] for row in truth["call_sites"] if row["kind"] != "dynamic"}),
         "python": UPSTREAM_KEY,
         "install": ["uv pip install pytest==8.3.3"] if fixture.test_cmd else [],
         "test_cmd": fixture.test_cmd,

@@ -1,6 +1,6 @@
 """Measure what the sandbox adds to a step: the same steps run N times with and without bwrap.
 
-Run: .venv/bin/python tests/benchmarks/sandbox_cost.py [N]   (default N = 20)
+Run: .venv/bin/python benchmarks/sandbox_cost.py [N]   (default N = 20)
 
 Two steps a case really runs, through the harness's own executors and a case layout built as a
 round builds it: a version check (``python -I -c`` reading importlib.metadata, the shortest step
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TESTS = """\
 import json
@@ -57,19 +57,31 @@ def main(count: int = 20) -> None:
         space = prepare_workspace(root / "work", "round-2", "cost")
         space.checkout.mkdir()
         (space.checkout / "test_small.py").write_text(TESTS, encoding="utf-8")
-        env = step_environment({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, home=space.home, extra={"PYTHONDONTWRITEBYTECODE": "1"})
+        env = step_environment(
+            {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, home=space.home, extra={"PYTHONDONTWRITEBYTECODE": "1"}
+        )
         paths = harness_paths(
-            project_root=str(Path(__file__).resolve().parents[2]),
-            results=str(Path(__file__).resolve().parents[2] / "results"),
+            project_root=str(Path(__file__).resolve().parents[1]),
+            results=str(Path(__file__).resolve().parents[1] / "results"),
             work_root=str(root / "work"),
             tool=None,
         )
         layout = case_layout(
-            paths, checkout=space.checkout, home=space.home, tmp=space.tmp, junit=space.logs / "junit",
-            env=env, uv_cache=str(root / "work" / "uv-cache"), suites_network=False, offline=False,
+            paths,
+            checkout=space.checkout,
+            home=space.home,
+            tmp=space.tmp,
+            junit=space.logs / "junit",
+            env=env,
+            uv_cache=str(root / "work" / "uv-cache"),
+            suites_network=False,
+            offline=False,
         )
         plain = ProcessExecutor()
-        executors: dict[str, Executor] = {"none": plain, "bwrap": SandboxExecutor(plain, program=probe.program, layout=layout)}
+        executors: dict[str, Executor] = {
+            "none": plain,
+            "bwrap": SandboxExecutor(plain, program=probe.program, layout=layout),
+        }
         steps = {
             "version check": [sys.executable, "-I", "-c", VERSION_CHECK, "pytest"],
             "suite (3 tests)": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_small.py"],
@@ -80,7 +92,9 @@ def main(count: int = 20) -> None:
             for index in range(count + 1):
                 for mode, executor in executors.items():
                     started = time.perf_counter()
-                    done = executor.run(argv, cwd=space.checkout, env=env, timeout=120, log=space.logs / "01-baseline.log")
+                    done = executor.run(
+                        argv, cwd=space.checkout, env=env, timeout=120, log=space.logs / "01-baseline.log"
+                    )
                     elapsed = time.perf_counter() - started
                     if done.exit_code != 0:
                         raise SystemExit(f"{label} under {mode} exited {done.exit_code}:\n{done.output()[-2000:]}")

@@ -1,6 +1,6 @@
 """Measure how long collecting a 2,000-case file takes (the issue's target: well under 2 s).
 
-Run: .venv/bin/python tests/benchmarks/collection_speed.py [N]
+Run: .venv/bin/python benchmarks/collection_speed.py [N]
 It writes a synthetic case file of N valid cases to a temporary folder, then times
 `pytest --bench-round=2 --collect-only -q` on it three times and prints the best and the
 time spent loading and validating the file alone.
@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.helpers import casefile  # noqa: E402
+from tests.helpers import casefile
 
 
 def main(count: int = 2000) -> None:
@@ -41,9 +41,13 @@ def main(count: int = 2000) -> None:
             timings.append(time.perf_counter() - started)
             items = sum("::" in line for line in done.stdout.splitlines())
             if items != count:
-                raise SystemExit(f"collected {items} items, expected {count}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-        print(f"{count} cases: load+validate {load_s:.2f} s; pytest --collect-only best {min(timings):.2f} s "
-              f"(runs: {', '.join(f'{t:.2f}' for t in timings)}; includes interpreter start-up)")
+                raise SystemExit(
+                    f"collected {items} items, expected {count}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+                )
+        print(
+            f"{count} cases: load+validate {load_s:.2f} s; pytest --collect-only best {min(timings):.2f} s "
+            f"(runs: {', '.join(f'{t:.2f}' for t in timings)}; includes interpreter start-up)"
+        )
 
 
 if __name__ == "__main__":
