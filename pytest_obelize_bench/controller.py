@@ -200,7 +200,7 @@ class Controller:
             self.manifest.stopped = "preflight"
             self.manifest.ended_at = utc_now()
             write_manifest(self.run_dir, self.manifest)
-        from pytest_obelize_bench.keys import EXIT_PREFLIGHT
+        from pytest_obelize_bench.outcome import EXIT_PREFLIGHT
 
         pytest.exit(
             f"preflight failed for {len(problems)} case(s); nothing ran (--bench-no-preflight runs anyway)",
@@ -295,7 +295,7 @@ class Controller:
             )
         self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
-            from pytest_obelize_bench.keys import EXIT_TIER_GATE
+            from pytest_obelize_bench.outcome import EXIT_TIER_GATE
 
             session.exitstatus = EXIT_TIER_GATE
 
@@ -391,7 +391,8 @@ class Controller:
             terminal.write_line(f"logs: {logs}")
         if self.interrupted_missing is not None:
             terminal.write_line(
-                f"the round was interrupted: {self.interrupted_missing} of {len(self.watch.cases)} cases have no record",
+                f"the round was interrupted: {self.interrupted_missing} of {len(self.watch.cases)} cases "
+                "have no record",
                 red=True,
                 bold=True,
             )

@@ -31,6 +31,7 @@ from pytest_obelize_bench.measure_run import (
     prepare,
     run_dry_fix,
 )
+from pytest_obelize_bench.outcome import MEASURE_OUTCOME_KEY, MeasureOutcome
 
 #: Letter and word of each outcome in the terminal.
 OUTCOME_DISPLAY: dict[str, tuple[str, str]] = {
@@ -124,12 +125,10 @@ def status(record: DryRunRecord) -> tuple[str, str, str]:
     return record.outcome, letter, word
 
 
-def run_item(item: Any, context: MeasureContext, frame_dir: Path) -> None:
+def run_item(item: pytest.Item, repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> None:
     """The body of a dry-run item; a fixture repository must give its committed outcome."""
-    repo: FrameRepository = item.bench_repository
     record, run = measure(repo, context, frame_dir)
-    item.bench_measure_json = record.model_dump_json()
-    item.bench_measure_status = status(record)
+    item.stash[MEASURE_OUTCOME_KEY] = MeasureOutcome(record.model_dump_json(), status(record))
     if run.workspace is not None:
         (Path(run.workspace.logs) / "record.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
     if repo.expected is not None and record.outcome != repo.expected:

@@ -24,7 +24,6 @@ INFRASTRUCTURE_REASONS = frozenset(
         "harness_crashed",
         "worker_lost",
         "program_refused",
-        "not_implemented",
         "network_failed",
     }
 )

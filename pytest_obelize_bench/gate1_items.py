@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import ValidationError
 
 from pytest_obelize_bench.errors import CaseError
@@ -26,6 +27,7 @@ from pytest_obelize_bench.measure_run import (
     prepare,
     run_scan,
 )
+from pytest_obelize_bench.outcome import MEASURE_OUTCOME_KEY, MeasureOutcome
 from pytest_obelize_bench.scanrecord import (
     Runtime,
     ScanCounts,
@@ -127,15 +129,16 @@ def counts_line(name: str, match: KeyMatch) -> str:
     )
 
 
-def run_item(item: Any, context: MeasureContext, frame_dir: Path, key: AnswerKey | None) -> None:
-    """The body of a Gate 1 item: the record and status go on the item for the report."""
-    record, run = measure(item.bench_repository, context, frame_dir)
+def run_item(
+    item: pytest.Item, repo: FrameRepository, context: MeasureContext, frame_dir: Path, key: AnswerKey | None
+) -> None:
+    """The body of a Gate 1 item: the record and status go into the item's stash for the report."""
+    record, run = measure(repo, context, frame_dir)
     match = match_key(key, record.findings) if key is not None and record.error is None else None
-    item.bench_measure_json = record.model_dump_json()
-    item.bench_measure_status = status(record, match)
-    if match is not None:
-        item.add_report_section("call", "gate1", counts_line(record.full_name, match))
-        item.bench_measure_counts = counts_line(record.full_name, match)
+    counts = None if match is None else counts_line(record.full_name, match)
+    if counts is not None:
+        item.add_report_section("call", "gate1", counts)
+    item.stash[MEASURE_OUTCOME_KEY] = MeasureOutcome(record.model_dump_json(), status(record, match), counts)
     if run.workspace is not None:
         (Path(run.workspace.logs) / "record.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
 
@@ -196,11 +199,13 @@ def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRep
     ]
     precision, recall = pooled(matches)
     figures = sample_figures(list(records.values()))
+    bail, unresolved = figures.zero_bail, figures.unresolved_share
     return [
         f"gate 1: {len(records)} repositories scanned, {len(matches)} labelled",
-        f"  precision {precision.format()} (n={precision.n} findings), recall {recall.format()} (n={recall.n} labelled rows)",
-        f"  repositories with a zero-bail file: {figures.zero_bail.k} of {figures.zero_bail.n}, {figures.zero_bail.format()}",
-        f"  unresolved share: {figures.unresolved_share.k} of {figures.unresolved_share.n} usages, {figures.unresolved_share.format()}",
+        f"  precision {precision.format()} (n={precision.n} findings), "
+        f"recall {recall.format()} (n={recall.n} labelled rows)",
+        f"  repositories with a zero-bail file: {bail.k} of {bail.n}, {bail.format()}",
+        f"  unresolved share: {unresolved.k} of {unresolved.n} usages, {unresolved.format()}",
     ]
 
 

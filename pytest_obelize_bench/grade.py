@@ -30,7 +30,7 @@ Row = tuple[str, int, str, str]
 Position = tuple[str, int]
 
 
-def _total(counter: Counter) -> int:  # type: ignore[type-arg]
+def _total(counter: Counter[Any]) -> int:
     return sum(counter.values())
 
 

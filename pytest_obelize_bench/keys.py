@@ -1,4 +1,4 @@
-"""Names the plugin and the controller share: stash keys, the worker-input key, exit statuses.
+"""Names the plugin and the controller share: the session's stash keys and the worker-input key.
 
 They live apart from both so that neither imports the other for a constant.
 """
@@ -15,11 +15,6 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.cases import Case
     from pytest_obelize_bench.context import RoundContext
 
-#: the exit status of a session in which a case reached a tier named by --bench-fail-on.
-EXIT_TIER_GATE = 6
-#: the exit status of a round stopped by its preflight (nothing ran).
-EXIT_PREFLIGHT = 4
-
 #: The xdist workerinput key that carries the cases a rerun is limited to.
 ONLY_WORKERINPUT_KEY = "obelize_bench_only"
 
@@ -30,8 +25,6 @@ ONLY_KEY: pytest.StashKey[frozenset[str]] = pytest.StashKey()
 __all__ = [
     "COLLECT_PATHS_KEY",
     "CONTEXT_KEY",
-    "EXIT_PREFLIGHT",
-    "EXIT_TIER_GATE",
     "ONLY_KEY",
     "ONLY_WORKERINPUT_KEY",
 ]

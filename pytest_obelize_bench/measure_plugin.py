@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_obelize_bench.outcome import MEASURE_OUTCOME_KEY
+
 if TYPE_CHECKING:
-    from pytest_obelize_bench.frame import Frame
+    from pytest_obelize_bench.frame import Frame, FrameRepository
     from pytest_obelize_bench.labels import AnswerKey
     from pytest_obelize_bench.measure_run import MeasureContext
 
@@ -178,8 +180,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 class MeasureItem(pytest.Function):
     """One repository of the frame: a pytest Function (fixtures work) reported as its repository."""
 
+    bench_repository: FrameRepository
+
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"repository {self.bench_repository.full_name}"  # type: ignore[attr-defined]
+        return self.path, 0, f"repository {self.bench_repository.full_name}"
 
 
 class FrameCollector(pytest.File):
@@ -191,7 +195,7 @@ class FrameCollector(pytest.File):
         items: list[pytest.Item] = []
         for repo in frame.repositories:
             item = MeasureItem.from_parent(self, name=repo.id, callobj=_measure_repository)
-            item.bench_repository = repo  # type: ignore[attr-defined]
+            item.bench_repository = repo
             if repo.full_name in keys:
                 item.add_marker("labelled")
             items.append(item)
@@ -204,28 +208,30 @@ def _measure_repository(request: pytest.FixtureRequest) -> None:
     context = config.stash[MEASURE_CONTEXT_KEY]
     frame_dir = config.stash[FRAME_PATH_KEY].parent
     item = request.node
+    assert isinstance(item, MeasureItem), "only the frame's items use this body"
+    repo = item.bench_repository
     if context.mode == "gate1":
         from pytest_obelize_bench import gate1_items
 
-        key = config.stash[KEYS_KEY].get(item.bench_repository.full_name)
-        gate1_items.run_item(item, context, frame_dir, key)
+        key = config.stash[KEYS_KEY].get(repo.full_name)
+        gate1_items.run_item(item, repo, context, frame_dir, key)
     else:
         from pytest_obelize_bench import dryrun_items
 
-        dryrun_items.run_item(item, context, frame_dir)
+        dryrun_items.run_item(item, repo, context, frame_dir)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    text = getattr(item, "bench_measure_json", None)
-    if call.when == "call" and text is not None:
-        report.bench_measure = text
-        report.bench_measure_status = list(item.bench_measure_status)  # type: ignore[attr-defined]
-        counts = getattr(item, "bench_measure_counts", None)
-        if counts:
-            report.bench_measure_counts = counts
-        item.user_properties.append(("outcome", item.bench_measure_status[0]))  # type: ignore[attr-defined]
+    outcome = item.stash.get(MEASURE_OUTCOME_KEY, None)
+    if call.when == "call" and outcome is not None:
+        # Plain attributes of the report: xdist serializes them to the controller.
+        report.bench_measure = outcome.record_json
+        report.bench_measure_status = list(outcome.status)
+        if outcome.counts:
+            report.bench_measure_counts = outcome.counts
+        item.user_properties.append(("outcome", outcome.status[0]))
     return report
 
 
@@ -297,7 +303,8 @@ class MeasureController:
         missing = [name for name in wanted if name not in self.records]
         if missing:
             self.lines.append(
-                f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, and a partial run is never published"
+                f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, "
+                "and a partial run is never published"
             )
             return
         write_block = not self.config.getoption("--bench-no-summary")

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -25,6 +25,7 @@ from pytest_obelize_bench import __version__
 from pytest_obelize_bench.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.outcome import OUTCOME_KEY, CaseOutcome
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.elide import Elider
@@ -46,9 +47,6 @@ from pytest_obelize_bench.record import (
 MAX_GRADED_FACTS_BYTES = 5_000_000
 #: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
 FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
-
-
-_T = TypeVar("_T")
 
 
 @dataclass
@@ -279,7 +277,7 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
     return run.attempt(stage)
 
 
-def _set(value: _T | None, name: str) -> _T:
+def _set[T](value: T | None, name: str) -> T:
     if value is None:
         raise RuntimeError(f"the case's {name} is used before the stage that sets it ran")
     return value
@@ -334,7 +332,8 @@ def run_steps(run: CaseRun) -> None:
             raise CaseError(
                 "fix",
                 "run_folder_unreadable",
-                f"the run folder's graded facts are {size / 1e6:.1f} MB, over the {MAX_GRADED_FACTS_BYTES / 1e6:.0f} MB "
+                f"the run folder's graded facts are {size / 1e6:.1f} MB, over "
+                f"the {MAX_GRADED_FACTS_BYTES / 1e6:.0f} MB "
                 "a published round keeps per case",
             )
 
@@ -439,7 +438,7 @@ def build_record(run: CaseRun) -> Record:
         measurements=measurements,
         steps=steps,
         provenance=provenance,
-        tier=tier(error, measurements),  # type: ignore[arg-type]
+        tier=tier(error, measurements),
         attempt=run.attempt_number,
     )
 
@@ -449,18 +448,24 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
     if run.error is None:
         run_steps(run)
     record = build_record(run)
-    item.bench_record_json = record.to_json()  # type: ignore[attr-defined]
-    item.bench_tier = record.tier  # type: ignore[attr-defined]
+    error_line = None
     if record.error is not None:
         error = record.error
-        line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"
+        error_line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"
         if run.workspace is not None:  # the terminal shows paths resolved; the record keeps its labels
-            line = line.replace("<logs>", str(run.tree().logs)) + f" (logs: {run.tree().logs})"
-        item.bench_error_line = line  # type: ignore[attr-defined]
+            error_line = error_line.replace("<logs>", str(run.tree().logs)) + f" (logs: {run.tree().logs})"
+    artefacts_json = None
     if run.artefacts is not None:
         from pytest_obelize_bench.runfolder import artefacts_to_json
 
-        item.bench_artefacts_json = artefacts_to_json(run.artefacts)  # type: ignore[attr-defined]
+        artefacts_json = artefacts_to_json(run.artefacts)
+    item.stash[OUTCOME_KEY] = CaseOutcome(
+        case_id=record.case,
+        record_json=record.to_json(),
+        tier=record.tier,
+        error_line=error_line,
+        artefacts_json=artefacts_json,
+    )
     if run.workspace is not None:
         (run.tree().logs / "record.json").write_text(record.to_json(), encoding="utf-8")
     if run.crash is not None:

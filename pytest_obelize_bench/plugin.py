@@ -22,6 +22,7 @@ from pytest_obelize_bench.keys import (
     ONLY_KEY,
     ONLY_WORKERINPUT_KEY,
 )
+from pytest_obelize_bench.outcome import OUTCOME_KEY, REPORT_CHAR, TIER_DISPLAY, parse_tier_gate
 
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
@@ -30,18 +31,6 @@ pytest_plugins = ("pytest_obelize_bench.measure_plugin",)
 
 OPTION_ROUND = "--bench-round"
 OPTION_FIXTURES = "--fixtures-only"
-
-#: category, letter, word and colour of each tier in the terminal.
-TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
-    "verified_success": ("V", "VERIFIED_SUCCESS", {"green": True, "bold": True}),
-    "patched_unverified": ("P", "PATCHED_UNVERIFIED", {"cyan": True}),
-    "partial": ("H", "PARTIAL", {"yellow": True}),
-    "unsupported": ("N", "UNSUPPORTED", {"purple": True}),
-    "wrong": ("W", "WRONG", {"red": True, "bold": True}),
-    "error": ("!", "ERROR", {"red": True}),
-}
-#: the ``-r`` character that lists the cases per tier.
-REPORT_CHAR = "T"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +41,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         OPTION_FIXTURES,
         action="store_true",
-        help="run the offline fixture repositories against their expected.json (no network, no program but this interpreter)",
+        help=(
+            "run the offline fixture repositories against their expected.json "
+            "(no network, no program but this interpreter)"
+        ),
     )
     group.addoption(
         "--bench-cases", metavar="PATH", default="cases/cases.yaml", help="the case file (default: %(default)s)"
@@ -123,7 +115,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--bench-publish-with-infra-errors",
         action="store_true",
-        help="publish a complete run even though some cases errored for infrastructure reasons (the document says how many)",
+        help=(
+            "publish a complete run even though some cases errored for "
+            "infrastructure reasons (the document says how many)"
+        ),
     )
     group.addoption(
         "--bench-rerun",
@@ -134,13 +129,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--bench-no-preflight",
         action="store_true",
-        help="skip the checks before the round (repositories reachable, interpreters, disk) that otherwise stop it with exit 4",
+        help=(
+            "skip the checks before the round (repositories reachable, "
+            "interpreters, disk) that otherwise stop it with exit 4"
+        ),
     )
     group.addoption(
         "--bench-keep",
         choices=("failed", "all", "none"),
         default="failed",
-        help="which finished cases keep their checkout and venv: failed (errored ones, the default), all, or none; logs always stay",
+        help=(
+            "which finished cases keep their checkout and venv: failed (errored "
+            "ones, the default), all, or none; logs always stay"
+        ),
     )
     group.addoption(
         "--bench-repeat",
@@ -153,7 +154,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--bench-sandbox",
         choices=("auto", "bwrap", "none"),
         default="auto",
-        help="run every step of a repository's code under bubblewrap: auto (when it works, else warn), bwrap (required), none",
+        help=(
+            "run every step of a repository's code under bubblewrap: auto "
+            "(when it works, else warn), bwrap (required), none"
+        ),
     )
     group.addoption(
         "--bench-update-expected",
@@ -221,6 +225,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         from pytest_obelize_bench.context import WORKERINPUT_KEY, RoundContext
 
+        # xdist sets workerinput on a worker's config; pytest's Config does not declare it.
         context = RoundContext.from_json(config.workerinput[WORKERINPUT_KEY])  # type: ignore[attr-defined]
         only = config.workerinput.get(ONLY_WORKERINPUT_KEY)  # type: ignore[attr-defined]
         if only is not None:
@@ -282,6 +287,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 class BenchItem(pytest.Function):
     """A benchmark item: a pytest Function (so fixtures work) reported as its case."""
 
+    bench_case: Case
+    #: 1 for a single run; under --bench-repeat, which attempt this item is.
+    bench_attempt: int = 1
+
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"case {self.name}"
 
@@ -300,8 +309,8 @@ class CaseCollector(pytest.File):
             # Under --bench-repeat each attempt is an item of its own, so xdist spreads them.
             name = case.id if repeat == 1 else f"{case.id}[attempt-{attempt}]"
             item = BenchItem.from_parent(self, name=name, callobj=_bench_case)
-            item.bench_case = case  # type: ignore[attr-defined]
-            item.bench_attempt = attempt  # type: ignore[attr-defined]
+            item.bench_case = case
+            item.bench_attempt = attempt
             if case.origin == "fixture":
                 item.add_marker("fixture")
             if case.split is not None:
@@ -382,18 +391,18 @@ def bench_legacy_sdk(bench_venv: Any) -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    record_json = getattr(item, "bench_record_json", None)
-    if call.when == "call" and record_json is not None:
-        tier = item.bench_tier  # type: ignore[attr-defined]
-        report.bench_record = record_json
-        report.bench_tier = tier
-        report.bench_case_id = item.bench_case.id  # type: ignore[attr-defined]
-        report.bench_artefacts = getattr(item, "bench_artefacts_json", None)
-        if tier == "error" and report.passed:
+    outcome = item.stash.get(OUTCOME_KEY, None)
+    if call.when == "call" and outcome is not None:
+        # Plain attributes of the report: xdist serializes them to the controller.
+        report.bench_record = outcome.record_json
+        report.bench_tier = outcome.tier
+        report.bench_case_id = outcome.case_id
+        report.bench_artefacts = outcome.artefacts_json
+        if outcome.tier == "error" and report.passed:
             # pytest lists the "error" category in its ERRORS section: say what the case hit.
-            report.longrepr = getattr(item, "bench_error_line", None)
+            report.longrepr = outcome.error_line
         # junitxml reads the properties from the teardown report, which copies the item's list.
-        item.user_properties.append(("tier", tier))
+        item.user_properties.append(("tier", outcome.tier))
     return report
 
 
@@ -416,13 +425,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 def tier_gate(config: pytest.Config) -> set[str]:
-    from pytest_obelize_bench.record import TIERS
-
-    text = config.getoption("--bench-fail-on") or ""
-    wanted = {part.strip() for part in text.split(",") if part.strip()}
-    unknown = wanted - set(TIERS)
-    if unknown:
-        raise pytest.UsageError(
-            f"--bench-fail-on: unknown tier(s) {', '.join(sorted(unknown))}; known: {', '.join(TIERS)}"
-        )
-    return wanted
+    try:
+        return parse_tier_gate((config.getoption("--bench-fail-on") or "").split(","))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--bench-fail-on: {exc}") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from pytest_obelize_bench.cases import load_case_file
+from pytest_obelize_bench.cases import Case, load_case_file
 from pytest_obelize_bench.grade import grade
 from pytest_obelize_bench.published import read_published
 from pytest_obelize_bench.record import (
@@ -22,11 +22,11 @@ from pytest_obelize_bench.runfolder import Artefacts, artefacts_from_json
 from pytest_obelize_bench.tiers import tier
 
 
-def regraded(record: Record, case: object, artefacts: Artefacts | None) -> Record:
+def regraded(record: Record, case: Case, artefacts: Artefacts | None) -> Record:
     """The record as the current key grades it: the same runs, new measurements and tier."""
     m = record.measurements
     measurements = grade(
-        case,  # type: ignore[arg-type]
+        case,
         artefacts,
         baseline=m.tests_baseline,
         after=m.tests_after,

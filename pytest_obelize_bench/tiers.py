@@ -7,7 +7,7 @@ neither grant ``verified_success`` nor make a case ``wrong``.
 from __future__ import annotations
 
 from pytest_obelize_bench.cases import Case
-from pytest_obelize_bench.record import ErrorInfo, Measurements
+from pytest_obelize_bench.record import ErrorInfo, Measurements, Tier
 
 CAP_CONTROL = "a negative control is excluded from the rate"
 CAP_RETIRED = "the case is retired"
@@ -47,7 +47,7 @@ def is_verified(m: Measurements) -> bool:
     )
 
 
-def tier(error: ErrorInfo | None, m: Measurements) -> str:
+def tier(error: ErrorInfo | None, m: Measurements) -> Tier:
     """The protocol's tiers, tried in order; the first that holds is the case's."""
     if error is not None:
         return "error"

@@ -19,6 +19,7 @@ import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def safe_component(text: str, what: str) -> str:
 def _remove(path: Path) -> None:
     """Remove a file, symlink or directory tree, including read-only parts a suite left."""
 
-    def retry(function, target, _error):  # type: ignore[no-untyped-def]
+    def retry(function: Callable[[str], object], target: str, _error: BaseException) -> None:
         parent = os.path.dirname(target)
         for each in (parent, target):
             with contextlib.suppress(OSError):
