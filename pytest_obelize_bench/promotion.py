@@ -35,6 +35,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.evidence import RunEvidence
 from pytest_obelize_bench.repeatability import SUCCESS, AttemptFacts
 from pytest_obelize_bench.stats import (
@@ -47,7 +48,6 @@ from pytest_obelize_bench.stats import (
 
 __all__ = [
     "DECISION_SCHEMA_VERSION",
-    "INFRASTRUCTURE_REASONS",
     "QUALITY_ORDER",
     "Decision",
     "Policy",
@@ -67,21 +67,6 @@ Outcome = Literal["promote", "reject", "insufficient_evidence"]
 QUALITY_ORDER: tuple[str, ...] = ("wrong", "error", "unsupported", "partial", "patched_unverified", SUCCESS)
 
 #: Steps whose timeout is the network's or the machine's (fetching, building the venv, installing).
-INFRASTRUCTURE_STEPS = ("fetch", "venv", "resolve", "install", "freeze")
-#: Error reasons that say the machine or the network failed, not the tool: such a run cannot
-#: judge a tool. A timeout counts here when it hit one of ``INFRASTRUCTURE_STEPS``.
-INFRASTRUCTURE_REASONS = frozenset(
-    {
-        "fetch_failed",
-        "venv_failed",
-        "install_failed",
-        "version_mismatch",
-        "work_root_not_isolated",
-        "harness_crashed",
-        "worker_lost",
-        "program_refused",
-    }
-)
 
 
 class PolicyError(ValueError):
@@ -222,10 +207,10 @@ def _evidence_time(run: RunEvidence) -> datetime | None:
 
 
 def _is_infrastructure(attempt: AttemptFacts) -> bool:
-    if attempt.error_reason in INFRASTRUCTURE_REASONS:
-        return True
-    step = attempt.error_step or ""
-    return attempt.error_reason == "timeout" and step.startswith(INFRASTRUCTURE_STEPS)
+    """The machine's failure, not the tool's, by the rule every other figure uses."""
+    if attempt.error_reason is None:
+        return False
+    return error_class(attempt.error_reason, attempt.error_step or "") == INFRASTRUCTURE
 
 
 def _completeness(run: RunEvidence) -> list[Reason]:
@@ -412,7 +397,8 @@ def _comparability(policy: Policy, incumbent: RunEvidence, candidate: RunEvidenc
                     round(age, 2),
                     policy.max_evidence_age_days,
                     -1 < age <= policy.max_evidence_age_days,
-                    f"{run.label}: the evidence is {age:.1f} days old, max_evidence_age_days is {policy.max_evidence_age_days}",
+                    f"{run.label}: the evidence is {age:.1f} days old, "
+                    f"max_evidence_age_days is {policy.max_evidence_age_days}",
                 )
             )
     if policy.require_holdout:
@@ -687,7 +673,8 @@ def _distinguishable(
             policy.alpha,
             p < policy.alpha,
             f"exact McNemar p = {p:.4f} over {paired['pairs']} paired runs "
-            f"({paired['incumbent_only']} only the incumbent verified, {paired['candidate_only']} only the candidate); alpha is {policy.alpha}",
+            f"({paired['incumbent_only']} only the incumbent verified, {paired['candidate_only']} only the candidate); "
+            f"alpha is {policy.alpha}",
         )
     )
     if all(r.holds for r in reasons):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_obelize_bench.error_classes import error_class
 from pytest_obelize_bench.promotion import (
     Policy,
     PolicyError,
@@ -290,6 +291,26 @@ def test_a_timeout_while_installing_is_infrastructure_one_in_the_suite_is_not() 
     assert "no_infrastructure_errors" in failed(decide(Policy(), incumbent, runs.run("new", attempts), now=NOW))
     attempts[19] = replace(attempts[19], error_step="after")
     assert decide(Policy(), incumbent, runs.run("new", attempts), now=NOW).outcome == "promote"
+
+
+@pytest.mark.parametrize(
+    ("reason", "step", "infrastructure"),
+    [
+        ("network_failed", "after", True),
+        ("timeout", "baseline", True),
+        ("suite_crashed", "baseline", True),
+        ("suite_crashed", "after", False),
+        ("run_folder_too_large", "fix", False),
+    ],
+)
+def test_the_gate_classes_errors_as_the_round_does(reason: str, step: str, infrastructure: bool) -> None:
+    """One rule decides whose failure an error is, for the document, publication and the gate."""
+    assert (error_class(reason, step) == "infrastructure") is infrastructure
+    incumbent = runs.run_with("old", {0, 1})
+    attempts = list(runs.run_with("new", set(range(18))).attempts)
+    attempts[19] = replace(attempts[19], tier="error", error_reason=reason, error_step=step)
+    refused = "no_infrastructure_errors" in failed(decide(Policy(), incumbent, runs.run("new", attempts), now=NOW))
+    assert refused is infrastructure
 
 
 def test_a_record_run_json_does_not_list_is_insufficient() -> None:
