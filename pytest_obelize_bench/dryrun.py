@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_obelize_bench.frame import OUTCOMES, Outcome
+from pytest_obelize_bench.validation import row_problem
 
 #: Finding kinds that are not a usage of the library for the ``none`` outcome.
 NOT_USAGE_KINDS: frozenset[str] = frozenset({"text_mention", "manifest", "parse_error"})
@@ -103,17 +104,7 @@ def parse_dryrun_document(text: str, source: str) -> DryRunDocument:
     try:
         return DryRunDocument.model_validate(data)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        loc = tuple(problem["loc"])
-        where = "top level"
-        if len(loc) >= 2 and loc[0] == "records" and isinstance(loc[1], int):
-            try:
-                where = str(data["records"][loc[1]]["full_name"])
-            except (KeyError, IndexError, TypeError):
-                where = f"records[{loc[1]}]"
-            loc = loc[2:]
-        field = ".".join(str(part) for part in loc) or "(row)"
-        raise DryRunRecordError(f"{source}: {where}: {field}: {problem['msg']}") from None
+        raise DryRunRecordError(f"{source}: {row_problem(exc, data, 'records')}") from None
 
 
 def load_dryrun_document(path: Path | str) -> DryRunDocument:

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench.validation import row_problem
+
 #: Largest scan document read back (the published one is 256 KB).
 MAX_SCAN_DOCUMENT_BYTES = 64 * 1024 * 1024
 
@@ -100,18 +102,7 @@ def parse_scan_document(text: str, source: str) -> ScanDocument:
     try:
         return ScanDocument.model_validate(data)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        loc = tuple(problem["loc"])
-        where = "top level"
-        if len(loc) >= 2 and loc[0] == "scanned" and isinstance(loc[1], int):
-            try:
-                where = str(data["scanned"][loc[1]]["full_name"])
-            except (KeyError, IndexError, TypeError):
-                where = f"scanned[{loc[1]}]"
-            loc = loc[2:]
-        field = ".".join(str(part) for part in loc) or "(row)"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ScanRecordError(f"{source}: {where}: {field}: {problem['msg']}{more}") from None
+        raise ScanRecordError(f"{source}: {row_problem(exc, data, 'scanned', count_more=True)}") from None
 
 
 def load_scan_document(path: Path | str) -> ScanDocument:
