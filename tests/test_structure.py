@@ -73,3 +73,22 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_the_package_has_no_import_cycle() -> None:
     assert cycles(graph()) == []
+
+
+def layout_rows(readme: str) -> dict[str, str]:
+    """The README's Layout table: module file name to its role."""
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`") and cells[0].endswith(".py`"):
+            rows[cells[0].strip("`")] = cells[1]
+    return rows
+
+
+def test_the_readme_layout_names_every_module_once_with_its_role() -> None:
+    rows = layout_rows((PACKAGE.parent / "README.md").read_text(encoding="utf-8"))
+    modules = {path.name for path in PACKAGE.glob("*.py") if path.name != "__init__.py"}
+    assert sorted(modules - set(rows)) == [], "modules missing from README's Layout"
+    assert sorted(set(rows) - modules) == [], "README's Layout names modules that do not exist"
+    assert [name for name, role in rows.items() if not role] == []
