@@ -168,7 +168,8 @@ def run_preflight(
     keep_all: bool = False,
 ) -> list[str]:
     """Every problem that would stop the round, one line each; empty when it can run."""
-    from pytest_obelize_bench.environment import discovery_path, uv_binary
+    from pytest_obelize_bench.environment import discovery_path
+    from pytest_obelize_bench.policy import uv_binary
 
     executor = executor or ProcessExecutor()
     root = Path(context.work_root) / "preflight" / context.round_label
