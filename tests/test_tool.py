@@ -19,7 +19,7 @@ from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, ManifestRow
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.fix_step import fix_argv, run_fix
 from pytest_obelize_bench.grade import grade
-from pytest_obelize_bench.policy import TOOL_INSTALL_ENVIRONMENT
+from pytest_obelize_bench.policy import TOOL_INSTALL_ENVIRONMENT, uv_binary
 from pytest_obelize_bench.record import SuiteResult
 from pytest_obelize_bench.runfolder import (
     copy_artefacts,
@@ -266,10 +266,8 @@ def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, ins
     missing = replace(installed, python=str(tmp_path / "no-such-python"))
     assert pack_provenance(missing, GEMINI) == {"pack": GEMINI, "pack_sha256": None, "spec_sha256": None}
     # an interpreter with no obelize at all: no loader API to ask
-    from uv import find_uv_bin
-
     subprocess.run(
-        [find_uv_bin(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
+        [uv_binary(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
         check=True,
         capture_output=True,
         timeout=120,
@@ -615,3 +613,29 @@ def test_tool_install_has_no_hidden_network_default() -> None:
         "HOME": "/h",
         "UV_PYTHON_DOWNLOADS": "never",
     }
+
+
+# -- the adapter ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["scan", "dry-fix"])
+def test_the_adapter_drives_scan_and_a_dry_fix_without_writing(
+    tmp_path: Path, installed: ToolInfo, command: str
+) -> None:
+    from pytest_obelize_bench.tool_adapter import OBELIZE
+
+    repo = make_repo(tmp_path / "case")
+    if command == "scan":
+        argv = OBELIZE.scan_argv(installed.argv_prefix, checkout=repo, pack=GEMINI)
+    else:
+        argv = OBELIZE.fix_argv(installed.argv_prefix, checkout=repo, pack=GEMINI, apply=False)
+    assert "--apply" not in argv and argv[: len(installed.argv_prefix)] == list(installed.argv_prefix)
+    done = subprocess.run(argv, check=False, cwd=repo, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    folder = OBELIZE.run_folder(repo)
+    assert folder.parent == repo / ".obelize" / "runs" and (folder / "findings.json").is_file()
+    if command == "dry-fix":  # a fix's documents, read as the grader reads them
+        artefacts = OBELIZE.read(folder, repo)
+        assert artefacts.written == ()
+        assert ("app.py", 3, "import") in {(f.path, f.line, f.kind) for f in artefacts.findings}
+    assert (repo / "app.py").read_text() == APP
