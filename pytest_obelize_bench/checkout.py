@@ -14,10 +14,11 @@ from pathlib import Path
 
 from .errors import CaseError
 from .locks import exclusive_lock
+from .policy import DEFAULT_LIMITS, Step
 from .steps import StepRunner
 from .workspace import safe_component
 
-FETCH_TIMEOUT_S = 300.0
+FETCH_TIMEOUT_S = DEFAULT_LIMITS["fetch"]
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
@@ -54,7 +55,7 @@ def fetch_checkout(
 
     def git(*args: str) -> str:
         completed = runner.run(
-            1,
+            Step.FETCH,
             "fetch",
             ["git", *args],
             timeout=timeout,
@@ -72,7 +73,7 @@ def fetch_checkout(
             if not (bare / "HEAD").is_file():
                 git("init", "--bare", "-q", str(bare))
             probe = runner.run(
-                1,
+                Step.FETCH,
                 "fetch",
                 ["git", "-C", str(bare), "cat-file", "-e", f"{sha}^{{commit}}"],
                 timeout=timeout,

@@ -16,14 +16,12 @@ every ``shims`` directory removed.  What was chosen is recorded (key, path, ``sy
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import inspect
 import json
 import os
 import re
 import shlex
-import subprocess
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,15 +31,23 @@ from typing import Literal, NamedTuple
 
 from .elide import Elider
 from .errors import CaseError
-from .executor import OUTPUT_CAP_BYTES
+from .executor import OUTPUT_CAP_BYTES, run_program
+from .policy import (
+    ASK_INTERPRETER_S,
+    DEFAULT_LIMITS,
+    FREEZE_S,
+    NO_INTERPRETER_DOWNLOADS,
+    PYTHON_NAMES,
+    UV_VERSION_S,
+    Step,
+    uv_binary,
+)
 from .steps import StepRunner
 
-VENV_TIMEOUT_S = 300.0
-RESOLVE_TIMEOUT_S = 120.0
-INSTALL_TIMEOUT_S = 900.0
-CHECK_TIMEOUT_S = 120.0
-#: Leading words of a reviewed command that mean "the case's interpreter", never PATH's.
-PYTHON_NAMES = frozenset({"python", "python3"})
+VENV_TIMEOUT_S = DEFAULT_LIMITS["venv"]
+RESOLVE_TIMEOUT_S = ASK_INTERPRETER_S
+INSTALL_TIMEOUT_S = DEFAULT_LIMITS["install"]
+CHECK_TIMEOUT_S = ASK_INTERPRETER_S
 
 _KEY = re.compile(
     r"(?P<implementation>cpython|pypy|graalpy)-"
@@ -144,29 +150,18 @@ _RESOLVE_PROGRAM = _program_of(describe_interpreter)
 _VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
 
 
-@functools.cache
-def uv_binary() -> str:
-    """The uv installed with this package (never PATH's ``uv``: a pyenv shim for it can fail)."""
-    import uv
-
-    return os.fspath(uv.find_uv_bin())
-
-
 def uv_version() -> str:
     """The version uv reports, e.g. ``0.13.9``; read once per round for the record."""
-    done = subprocess.run(
-        [uv_binary(), "--version"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": os.environ.get("PATH", os.defpath)},
-        check=True,
+    answer = run_program(
+        [uv_binary(), "--version"], env={"PATH": os.environ.get("PATH", os.defpath)}, timeout=UV_VERSION_S
     )
-    words = done.stdout.split()
-    if len(words) < 2 or words[0] != "uv":
-        raise RuntimeError(f"uv --version printed {done.stdout!r}")
-    return words[1]
+    if not answer.ok:
+        raise RuntimeError(f"uv --version failed (exit {answer.exit_code}): {answer.output[-300:]!r}")
+    for line in answer.output.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "uv":
+            return words[1]
+    raise RuntimeError(f"uv --version printed {answer.output[:300]!r}")
 
 
 @dataclass(frozen=True)
@@ -263,10 +258,10 @@ def create_venv(
         raise CaseError("venv", "venv_failed", str(error)) from None
     request = key if policy == "exact" else _minor_request(wanted)
     env = {k: v for k, v in runner.env.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
-    env["UV_PYTHON_DOWNLOADS"] = "never"
+    env.update(NO_INTERPRETER_DOWNLOADS)
     env["PATH"] = discovery_path(runner.env.get("PATH"), search_path, discover_pyenv=discover_pyenv)
     argv = [uv_binary(), "venv", "--no-config", "--no-project", "--python", request, str(venv)]
-    made = runner.run(2, "venv", argv, timeout=timeout, env=env)
+    made = runner.run(Step.VENV, "venv", argv, timeout=timeout, env=env)
     missing = (
         made.exit_code != 0
         and not made.timed_out
@@ -292,7 +287,7 @@ def create_venv(
 
     python = Path(venv) / "bin" / "python"
     asked = runner.run(
-        2,
+        Step.VENV,
         "resolve",
         [str(python), "-I", "-c", _RESOLVE_PROGRAM],
         timeout=RESOLVE_TIMEOUT_S,
@@ -350,7 +345,7 @@ def run_install_commands(
             argv[0] = os.fspath(interpreter)
         elif argv[0] == "uv":
             argv[0] = uv_binary()
-        runner.run(3, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
+        runner.run(Step.INSTALL, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
 
 
 def check_installed_version(
@@ -438,10 +433,10 @@ def packages_digest(runner: StepRunner, *, interpreter: Path, checkout: Path) ->
     merged output) out of what is hashed.
     """
     listed = runner.run(
-        7,
+        Step.INSTALL_TO,
         "freeze",
         [uv_binary(), "pip", "freeze", "-q", "--no-config", "--python", os.fspath(interpreter)],
-        timeout=RESOLVE_TIMEOUT_S,
+        timeout=FREEZE_S,
         reason="install_failed",
     )
     text = Elider([("<case>", checkout)]).text(listed.output(OUTPUT_CAP_BYTES + 4096))

@@ -21,6 +21,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import BinaryIO, Protocol
+
+from .policy import STEP_ENVIRONMENT, inherited
 
 #: Bytes of a step's output kept in its log (2 MiB, stdout and stderr merged).  Beyond it the
 #: output is still read and discarded, so the child never blocks on a full pipe, and a marker line
@@ -44,15 +47,7 @@ TIMEOUT_EXIT = 124
 #: Exit code of a step that could not be started (as a shell's "command not found").
 LAUNCH_FAILED_EXIT = 127
 #: The environment names a step inherits from the harness, when the harness has them.
-ALLOWED_ENVIRONMENT: tuple[str, ...] = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "TMPDIR",
-    "UV_CACHE_DIR",
-    "UV_PYTHON_INSTALL_DIR",
-    "PIP_CACHE_DIR",
-)
+ALLOWED_ENVIRONMENT: tuple[str, ...] = STEP_ENVIRONMENT
 
 _CHUNK = 64 * 1024
 _MARK = "obelize-bench"
@@ -121,7 +116,7 @@ def step_environment(
     (PYTEST_XDIST_*) reaches an install, a suite or obelize.  ``extra`` holds what the harness
     itself sets (VIRTUAL_ENV, UV_EXCLUDE_NEWER, UV_PYTHON_DOWNLOADS, GIT_TERMINAL_PROMPT, ...).
     """
-    env = {name: source[name] for name in ALLOWED_ENVIRONMENT if name in source}
+    env = inherited(ALLOWED_ENVIRONMENT, source)
     env["HOME"] = os.fspath(home)
     env.update(extra)
     return env
@@ -387,6 +382,19 @@ class ProcessExecutor:
             proc.stdout.close()
         if pump.error is not None:
             raise pump.error
+        self._write_notes(sink, pump, timeout=timeout, timed_out=timed_out, held_open=held_open)
+        return Completed(
+            exit_code=_exit_code(returncode, timed_out=timed_out),
+            duration_s=duration,
+            timed_out=timed_out,
+            launch_error=None,
+            truncated=pump.dropped > 0,
+            log=log,
+            output_offset=offset,
+        )
+
+    def _write_notes(self, sink: BinaryIO, pump: _Pump, *, timeout: float, timed_out: bool, held_open: bool) -> None:
+        """The marker lines that end a log whose output was cut, timed out or held open."""
         notes = []
         if pump.dropped:
             notes.append(f"[{_MARK}: output cut at {self.output_cap} bytes; {pump.dropped} more bytes dropped]")
@@ -399,18 +407,59 @@ class ProcessExecutor:
         if notes:
             lead = b"" if pump.last_byte == b"\n" else b"\n"
             sink.write(lead + "\n".join(notes).encode("utf-8") + b"\n")
-        if timed_out:
-            exit_code = TIMEOUT_EXIT
-        elif returncode < 0:
-            exit_code = 128 - returncode
-        else:
-            exit_code = returncode
-        return Completed(
-            exit_code=exit_code,
-            duration_s=duration,
-            timed_out=timed_out,
-            launch_error=None,
-            truncated=pump.dropped > 0,
-            log=log,
-            output_offset=offset,
+
+
+def _exit_code(returncode: int, *, timed_out: bool) -> int:
+    """124 for a timeout, 128 + N for a child killed by signal N (as a shell says), else its own."""
+    if timed_out:
+        return TIMEOUT_EXIT
+    if returncode < 0:
+        return 128 - returncode
+    return returncode
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one of the harness's own short commands said: its exit, its output (bounded), a timeout."""
+
+    exit_code: int
+    output: str
+    timed_out: bool
+    launch_error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.launch_error is None
+
+
+def run_program(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    cwd: Path | None = None,
+    log: Path | None = None,
+    limit: int = 1 << 20,
+) -> Answer:
+    """Run one of the harness's own commands (git, ``uv --version``, a probe) to completion.
+
+    The same process handling as a step (no shell, its own session, the group killed, output
+    capped), for code that is not a case step: the answer comes back in memory, at most ``limit``
+    bytes of it.  Without ``log`` the output goes to a scratch file removed afterwards; without
+    ``cwd`` the command runs in that scratch folder.
+    """
+    with tempfile.TemporaryDirectory(prefix="obelize-bench-run-") as scratch:
+        completed = ProcessExecutor().run(
+            argv,
+            cwd=Path(scratch) if cwd is None else Path(cwd),
+            env=env,
+            timeout=timeout,
+            log=Path(scratch) / "output.log" if log is None else Path(log),
         )
+        text = completed.output(limit)
+    return Answer(
+        exit_code=completed.exit_code,
+        output=text,
+        timed_out=completed.timed_out,
+        launch_error=completed.launch_error,
+    )

@@ -1,4 +1,4 @@
-"""Step time limits: the defaults, and ``--bench-step-timeout`` over them.
+"""Step time limits: ``--bench-step-timeout`` over the defaults (``policy.DEFAULT_LIMITS``).
 
 A limit is named as the steps are in the records (``fetch``, ``venv``, ``install``, ``baseline``,
 ``after``, ``fix``, ``compile``); ``suite`` sets both suites at once.  ``install`` covers the
@@ -10,16 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-#: Seconds each step may take before its process group is killed and the case errors (timeout).
-DEFAULT_LIMITS: dict[str, float] = {
-    "fetch": 300.0,
-    "venv": 300.0,
-    "install": 900.0,
-    "baseline": 600.0,
-    "fix": 900.0,
-    "compile": 120.0,
-    "after": 600.0,
-}
+from pytest_obelize_bench.policy import DEFAULT_LIMITS
+
 #: Names that set several limits at once.
 ALIASES: dict[str, tuple[str, ...]] = {"suite": ("baseline", "after")}
 

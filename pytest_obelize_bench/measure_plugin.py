@@ -132,7 +132,8 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
     if not config.getoption("collectonly"):
         import json
 
-        from pytest_obelize_bench.tool import ToolError, pack_provenance, resolve_tool
+        from pytest_obelize_bench.tool_env import pack_provenance, resolve_tool
+        from pytest_obelize_bench.tool_info import ToolError
 
         spec = config.getoption("--obelize")
         if frame.is_fixture and spec:

@@ -19,11 +19,13 @@ from typing import Any
 
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.frame import FrameRepository
+from pytest_obelize_bench.policy import DEFAULT_LIMITS, MeasureStep
+from pytest_obelize_bench.tool_adapter import OBELIZE
 
 SCAN_TIMEOUT_S = 900.0
-FIX_TIMEOUT_S = 900.0
+FIX_TIMEOUT_S = DEFAULT_LIMITS["fix"]
 PROBE_TIMEOUT_S = 300.0
-FETCH_TIMEOUT_S = 300.0
+FETCH_TIMEOUT_S = DEFAULT_LIMITS["fetch"]
 WORKERINPUT_KEY = "obelize_bench_measure"
 #: Left out of a fixture repository's copy: caches and any evidence a previous run left.
 FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
@@ -112,8 +114,8 @@ def prepare(repo: FrameRepository, context: MeasureContext, *, frame_dir: Path) 
     """Workspace, runner and checkout at the pin (or the fixture's copy); errors are kept, not raised."""
     from pytest_obelize_bench.checkout import fetch_checkout
     from pytest_obelize_bench.elide import Elider
-    from pytest_obelize_bench.environment import uv_binary
     from pytest_obelize_bench.executor import step_environment
+    from pytest_obelize_bench.policy import uv_binary
     from pytest_obelize_bench.steps import StepRunner
     from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
 
@@ -169,7 +171,6 @@ def _tool_argv(context: MeasureContext) -> list[str]:
 
 def _obelize(run: RepoRun, context: MeasureContext, *, number: int, name: str, argv: list[str], timeout: float) -> Path:
     """Run one obelize command in the checkout; the run folder it wrote (found through ``latest``)."""
-    from pytest_obelize_bench.runfolder import locate_run_folder
     from pytest_obelize_bench.steps import last_words
 
     completed = run.runner.run(number, name, argv, timeout=timeout, cwd=run.checkout)
@@ -183,32 +184,22 @@ def _obelize(run: RepoRun, context: MeasureContext, *, number: int, name: str, a
             name, "obelize_failed", f"obelize {name} exited {completed.exit_code}{': ' + said if said else ''}"
         )
     try:
-        return locate_run_folder(run.checkout)
+        return OBELIZE.run_folder(run.checkout)
     except CaseError as exc:
         raise CaseError(name, exc.reason, exc.detail) from None
 
 
 def run_scan(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
     """``obelize scan --pack <pack> --json`` (exit 0 always, without --fail-on): (run folder, seconds)."""
-    argv = [*_tool_argv(context), "scan", "--repo", os.fspath(run.checkout), "--pack", context.pack, "--json"]
-    folder = _obelize(run, context, number=2, name="scan", argv=argv, timeout=SCAN_TIMEOUT_S)
+    argv = OBELIZE.scan_argv(_tool_argv(context), checkout=run.checkout, pack=context.pack)
+    folder = _obelize(run, context, number=MeasureStep.OBELIZE, name="scan", argv=argv, timeout=SCAN_TIMEOUT_S)
     return folder, run.runner.steps[-1].duration_s
 
 
 def run_dry_fix(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
     """``obelize fix --pack <pack> --model none --json`` without ``--apply``: a dry run exits 0."""
-    argv = [
-        *_tool_argv(context),
-        "fix",
-        "--repo",
-        os.fspath(run.checkout),
-        "--pack",
-        context.pack,
-        "--model",
-        "none",
-        "--json",
-    ]
-    folder = _obelize(run, context, number=2, name="fix", argv=argv, timeout=FIX_TIMEOUT_S)
+    argv = OBELIZE.fix_argv(_tool_argv(context), checkout=run.checkout, pack=context.pack, apply=False)
+    folder = _obelize(run, context, number=MeasureStep.OBELIZE, name="fix", argv=argv, timeout=FIX_TIMEOUT_S)
     return folder, run.runner.steps[-1].duration_s
 
 
@@ -219,7 +210,7 @@ def declared_python(run: RepoRun, context: MeasureContext) -> dict[str, Any] | N
     if not context.tool:
         return None
     argv = [context.tool["python"], "-I", "-c", RUNTIME_PROGRAM, os.fspath(run.checkout), context.pack]
-    completed = run.runner.run(3, "runtime", argv, timeout=PROBE_TIMEOUT_S, cwd=run.checkout.parent)
+    completed = run.runner.run(MeasureStep.RUNTIME, "runtime", argv, timeout=PROBE_TIMEOUT_S, cwd=run.checkout.parent)
     if completed.timed_out or completed.exit_code != 0:
         return None
     try:

@@ -26,6 +26,7 @@ from pytest_obelize_bench.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.outcome import OUTCOME_KEY, CaseOutcome
+from pytest_obelize_bench.policy import Step
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.elide import Elider
@@ -146,7 +147,7 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         folder = case.id if attempt == 1 else f"{case.id}.attempt-{attempt}"
         workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
         run.workspace = workspace
-        from pytest_obelize_bench.environment import uv_binary
+        from pytest_obelize_bench.policy import uv_binary
 
         run.elider = Elider(
             [
@@ -266,7 +267,7 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
         run.sdk_from = install_pinned(
             run.steps(),
-            number=4,
+            number=Step.INSTALL_FROM,
             name="install-from",
             distribution=legacy,
             version=case.from_version or "",
@@ -303,27 +304,21 @@ def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> Su
 
 def run_steps(run: CaseRun) -> None:
     """Steps 5 to 8; each one only if everything before it succeeded."""
-    from pytest_obelize_bench.runfolder import (
-        copy_artefacts,
-        locate_run_folder,
-        patch_publishable,
-    )
+    from pytest_obelize_bench.fix_step import run_fix
+    from pytest_obelize_bench.runfolder import copy_artefacts, patch_publishable
     from pytest_obelize_bench.suite import compile_written
-    from pytest_obelize_bench.tool import ToolInfo, run_fix
+    from pytest_obelize_bench.tool_info import ToolInfo
 
     case = run.case
 
     def baseline() -> None:
-        run.baseline = _suite(run, "baseline", 5)
+        run.baseline = _suite(run, "baseline", Step.BASELINE)
 
     def fix() -> None:
         tool = ToolInfo.from_json(json.dumps(run.context.tool))
-        run.artefacts, run.runtime_seconds = run_fix(
-            run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix")
-        )
-        copy_artefacts(
-            locate_run_folder(run.checkout), run.tree().artefacts, publish_patch=patch_publishable(case.license)
-        )
+        fixed = run_fix(run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix"))
+        run.artefacts, run.runtime_seconds = fixed.artefacts, fixed.runtime_s
+        copy_artefacts(fixed.folder, run.tree().artefacts, publish_patch=patch_publishable(case.license))
         from pytest_obelize_bench.runfolder import artefacts_to_json
 
         size = len(artefacts_to_json(run.artefacts).encode("utf-8"))
@@ -354,7 +349,7 @@ def run_steps(run: CaseRun) -> None:
         _, new = PACK_DISTRIBUTIONS[case.pack]
         run.sdk_to = install_pinned(
             run.steps(),
-            number=7,
+            number=Step.INSTALL_TO,
             name="install-to",
             distribution=new,
             version=case.to_version or "",
@@ -364,7 +359,7 @@ def run_steps(run: CaseRun) -> None:
         run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
     def after() -> None:
-        run.after = _suite(run, "after", 8)
+        run.after = _suite(run, "after", Step.AFTER)
 
     for stage in (baseline, fix, compile_step, new_sdk, after):
         run.attempt(stage)

@@ -168,13 +168,14 @@ def run_preflight(
     keep_all: bool = False,
 ) -> list[str]:
     """Every problem that would stop the round, one line each; empty when it can run."""
-    from pytest_obelize_bench.environment import discovery_path, uv_binary
+    from pytest_obelize_bench.environment import discovery_path
+    from pytest_obelize_bench.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
 
     executor = executor or ProcessExecutor()
     root = Path(context.work_root) / "preflight" / context.round_label
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
-    env = step_environment(os.environ, home=home, extra={"GIT_TERMINAL_PROMPT": "0", "UV_PYTHON_DOWNLOADS": "never"})
+    env = step_environment(os.environ, home=home, extra={"GIT_TERMINAL_PROMPT": "0", **NO_INTERPRETER_DOWNLOADS})
     cache = Path(context.repo_cache) if context.repo_cache else None
     repos, _ = repository_probes(cases, cache)
     problems = run_probes(repos, executor, logs=root / "git", env=env, timeout=LS_REMOTE_TIMEOUT_S)

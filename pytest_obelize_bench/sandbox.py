@@ -12,9 +12,9 @@ What a step sees (``bwrap_argv`` builds it from a ``Policy``):
   and an empty ``/tmp``;
 * no capabilities, even when the harness runs as root (``--cap-drop ALL``);
 * the real HOME, the harness's tree, ``results/``, the work root (other cases' folders),
-  ``/run`` and ``/etc/ssh`` hidden under empty read-only tmpfs, ``/etc/shadow`` unreadable, with only what a step must run re-exposed
-  read-only: the interpreters (harness venv, case venv's base, tool venv), the harness package,
-  the uv binary, the resolver configuration;
+  ``/run`` and ``/etc/ssh`` hidden under empty read-only tmpfs, ``/etc/shadow`` unreadable, with
+  only what a step must run re-exposed read-only: the interpreters (harness venv, case venv's
+  base, tool venv), the harness package, the uv binary, the resolver configuration;
 * writable: the case's checkout (its venv inside), its TMPDIR and HOME; the uv and pip caches
   for install steps (and ``uv pip freeze``) only, read-only otherwise; the junit folder for the
   suite steps only;
@@ -34,7 +34,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,7 +41,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .executor import Completed, Executor
+from .executor import Completed, Executor, run_program
+from .policy import BASE_ENVIRONMENT, PACKAGE_CACHES, inherited
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -127,25 +127,17 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
     path = program or shutil.which("bwrap")
     if path is None:
         return Probe(None, None, f"bwrap is not on PATH; {INSTALL_HINT}")
-    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    env = {"PATH": os.defpath, **inherited(BASE_ENVIRONMENT)}
     true = shutil.which("true") or "/bin/true"
     try:
-        asked = subprocess.run(
-            [path, "--version"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+        asked = run_program([path, "--version"], env=env, timeout=timeout)
+    except OSError as error:
         return Probe(path, None, f"{path} --version could not run: {error}")
-    match = _VERSION.search(asked.stdout)
-    if asked.returncode != 0 or match is None:
-        return Probe(
-            path, None, f"{path} --version said {_last_line(asked.stdout + asked.stderr)!r}, not a bubblewrap version"
-        )
+    if asked.timed_out or asked.launch_error is not None:
+        return Probe(path, None, f"{path} --version could not run: {asked.launch_error or 'timed out'}")
+    match = _VERSION.search(asked.output)
+    if asked.exit_code != 0 or match is None:
+        return Probe(path, None, f"{path} --version said {_last_line(asked.output)!r}, not a bubblewrap version")
     try:
         with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
             # Every kind of mount and option a step uses, so an older bwrap fails here, not per step.
@@ -153,16 +145,19 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
             (Path(scratch) / "kept").mkdir()
             policy = Policy(writable=(Path(scratch) / "kept",), hidden=(Path(scratch) / "hidden",))
             argv = bwrap_argv(path, policy, [true], cwd=Path(scratch) / "kept", env=env)
-            tried = subprocess.run(
-                argv, check=False, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
-            )
-    except (OSError, subprocess.TimeoutExpired) as error:
+            tried = run_program(argv, env=env, timeout=timeout)
+    except OSError as error:
         return Probe(path, match["version"], f"a sandboxed true could not run: {error}")
-    if tried.returncode != 0:
-        said = _last_line(tried.stderr + tried.stdout)
+    if tried.timed_out or tried.launch_error is not None:
+        return Probe(path, match["version"], f"a sandboxed true could not run: {tried.launch_error or 'timed out'}")
+    if tried.exit_code != 0:
+        said = _last_line(tried.output)
         hint = ""
         if any(word in said for word in ("namespace", "uid map", "Operation not permitted", "Permission denied")):
-            hint = " (user namespaces may be disabled: see sysctl kernel.unprivileged_userns_clone and user.max_user_namespaces)"
+            hint = (
+                " (user namespaces may be disabled: see sysctl kernel.unprivileged_userns_clone"
+                " and user.max_user_namespaces)"
+            )
         return Probe(path, match["version"], f"bwrap cannot create a sandbox here: {said}{hint}")
     return Probe(path, match["version"], None)
 
@@ -459,7 +454,7 @@ def harness_paths(
     environ: Mapping[str, str] = os.environ,
 ) -> HarnessPaths:
     """The harness's own locations: what is hidden, and what must stay reachable read-only."""
-    from pytest_obelize_bench.environment import uv_binary
+    from pytest_obelize_bench.policy import uv_binary
 
     home = environ.get("HOME")
     interpreters = [
@@ -507,7 +502,7 @@ def case_layout(
     offline: bool,
 ) -> CaseLayout:
     """One case's layout: its own folders writable, the harness's hidden, interpreters reachable."""
-    caches = [Path(env[name]) for name in ("UV_CACHE_DIR", "PIP_CACHE_DIR") if env.get(name)]
+    caches = [Path(env[name]) for name in PACKAGE_CACHES if env.get(name)]
     if uv_cache and not env.get("UV_CACHE_DIR"):
         caches.append(Path(uv_cache))
     hidden = [paths.project_root, paths.results, paths.work_root, *(Path(p) for p in SYSTEM_HIDDEN)]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import platform
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -50,13 +49,9 @@ def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, li
 
 
 def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    from pytest_obelize_bench.gitquery import git_output
+
+    return git_output(root, *args)
 
 
 def harness_provenance(root: Path) -> dict[str, object]:
@@ -114,10 +109,11 @@ def build_context(
     tool_json: dict[str, object] | None = None
     packs: dict[str, dict[str, object]] = {}
     if not collect_only:
-        from pytest_obelize_bench.tool import ToolError, pack_provenance, resolve_tool
+        from pytest_obelize_bench.tool_env import pack_provenance, resolve_tool
+        from pytest_obelize_bench.tool_info import ToolError
 
         try:
-            tool = resolve_tool(spec, tool_root=work_root / "tools")
+            tool = resolve_tool(spec, tool_root=work_root / "tools", exclude_newer=exclude_newer)
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         tool_json = json.loads(tool.to_json())

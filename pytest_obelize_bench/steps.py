@@ -137,13 +137,13 @@ class StepRunner:
                 log=log,
             )
         except ProgramRefused as refused:
-            self.steps.append(Step(number, name, shown, LAUNCH_FAILED_EXIT, 0.0, False))
+            self.steps.append(Step(int(number), name, shown, LAUNCH_FAILED_EXIT, 0.0, False))
             self.logs.mkdir(parents=True, exist_ok=True)
             log.write_text(f"$ {shlex.join(args)}\n\n{refused}\n", encoding="utf-8")
             raise CaseError(name, "program_refused", self.elider.text(str(refused))) from None
         self.steps.append(
             Step(
-                number=number,
+                number=int(number),  # a record's number is a plain int, never a Step member
                 name=name,
                 argv=shown,
                 exit_code=completed.exit_code,

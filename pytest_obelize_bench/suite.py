@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.policy import DEFAULT_LIMITS, PYTHON_NAMES, Step
 from pytest_obelize_bench.record import SuiteResult
 from pytest_obelize_bench.runfolder import path_problem
 from pytest_obelize_bench.steps import Runner
@@ -25,9 +26,7 @@ from pytest_obelize_bench.steps import Runner
 #: Largest junit report read (a suite of tens of thousands of tests stays well under it).
 MAX_JUNIT_BYTES = 50 * 1024 * 1024
 #: Seconds the compile check may take before the case errors (a timeout is not "does not compile").
-COMPILE_TIMEOUT_S = 120.0
-#: Leading words of a test command that run the case's interpreter rather than PATH's.
-PYTHON_NAMES = frozenset({"python", "python3"})
+COMPILE_TIMEOUT_S = DEFAULT_LIMITS["compile"]
 PYTEST_NAMES = frozenset({"pytest", "py.test"})
 _PYTHON_BASENAME = re.compile(r"python[0-9.]*")
 _JUNIT_FLAGS = ("--junitxml", "--junit-xml")
@@ -248,7 +247,7 @@ def compile_written(
         if problem is not None:
             raise CaseError("compile", "run_folder_unreadable", f"written path {path[:200]!r} {problem}")
     argv = [os.fspath(interpreter), "-I", "-B", "-c", COMPILE_PROGRAM, *files]
-    completed = runner.run(6, "compile", argv, timeout=timeout, cwd=checkout)
+    completed = runner.run(Step.FIX, "compile", argv, timeout=timeout, cwd=checkout)
     if completed.timed_out:
         raise CaseError("compile", "timeout", f"compile outlasted {timeout:g}s")
     if completed.launch_error is not None:

@@ -30,19 +30,19 @@ from pytest_obelize_bench.environment import (
     parse_interpreter_key,
     pyenv_interpreter_dirs,
     run_install_commands,
-    uv_binary,
     uv_version,
     validate_exclude_newer,
 )
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.executor import ProcessExecutor, step_environment
+from pytest_obelize_bench.policy import uv_binary
 from pytest_obelize_bench.steps import StepRunner
 from pytest_obelize_bench.workspace import prepare_workspace
 
 HARNESS = describe_interpreter()
 HARNESS_KEY = HARNESS["key"]
 #: The directory of the real interpreter behind this venv, e.g. /root/.pyenv/versions/3.12.1/bin.
-HARNESS_BIN = Path(os.path.realpath(sys._base_executable)).parent
+HARNESS_BIN = Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable))).parent
 
 
 @pytest.fixture(scope="session")

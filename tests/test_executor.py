@@ -17,11 +17,14 @@ import pytest
 
 from pytest_obelize_bench.executor import (
     ALLOWED_ENVIRONMENT,
+    DRAIN_GRACE_S,
+    KILL_GRACE_S,
     OUTPUT_CAP_BYTES,
     Completed,
     OfflineExecutor,
     ProcessExecutor,
     ProgramRefused,
+    run_program,
     step_environment,
 )
 
@@ -55,10 +58,17 @@ def wait_gone(pid: int, seconds: float = 2.0) -> bool:
     return gone(pid)
 
 
-def run(tmp_path: Path, argv: list[str], timeout: float = 30, **options: float) -> Completed:
-    return ProcessExecutor(**options).run(
-        argv, cwd=tmp_path, env=env(), timeout=timeout, log=tmp_path / "logs" / "01-step.log"
-    )
+def run(
+    tmp_path: Path,
+    argv: list[str],
+    timeout: float = 30,
+    *,
+    output_cap: int = OUTPUT_CAP_BYTES,
+    kill_grace_s: float = KILL_GRACE_S,
+    drain_grace_s: float = DRAIN_GRACE_S,
+) -> Completed:
+    executor = ProcessExecutor(output_cap=output_cap, kill_grace_s=kill_grace_s, drain_grace_s=drain_grace_s)
+    return executor.run(argv, cwd=tmp_path, env=env(), timeout=timeout, log=tmp_path / "logs" / "01-step.log")
 
 
 def test_exit_code_header_and_merged_output(tmp_path: Path) -> None:
@@ -341,3 +351,35 @@ def test_offline_executor_runs_the_interpreter_for_real(tmp_path: Path) -> None:
         py("print('offline ok')"), cwd=tmp_path, env=env(), timeout=10, log=tmp_path / "o.log"
     )
     assert done.exit_code == 0 and done.output() == "offline ok\n"
+
+
+# -- the harness's own short commands ------------------------------------------------------
+
+
+def test_run_program_answers_in_memory_and_leaves_no_scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    answer = run_program(
+        py("import os, sys; print(os.getcwd(), flush=True); print('err', file=sys.stderr); sys.exit(3)"),
+        env=env(),
+        timeout=30,
+    )
+    assert (answer.exit_code, answer.timed_out, answer.launch_error, answer.ok) == (3, False, None, False)
+    lines = answer.output.splitlines()
+    assert Path(lines[0]).parent == tmp_path and lines[0].rsplit("/", 1)[-1].startswith("obelize-bench-run-")
+    assert lines[1] == "err"  # stderr is merged, as in a step's log
+    assert list(tmp_path.iterdir()) == []  # the scratch folder and its log are gone
+
+
+def test_run_program_bounds_the_answer_and_kills_on_timeout(tmp_path: Path) -> None:
+    big = run_program(py("print('x' * 100000)"), env=env(), timeout=30, limit=1000)
+    assert big.ok and len(big.output) == 1000
+    slow = run_program(
+        py("import time; time.sleep(30)"), env=env(), timeout=0.5, cwd=tmp_path, log=tmp_path / "slow.log"
+    )
+    assert (slow.timed_out, slow.exit_code, slow.ok) == (True, 124, False)
+    assert "timed out after 0.5s" in (tmp_path / "slow.log").read_text()
+    missing = run_program([str(tmp_path / "no-such-program")], env=env(), timeout=5)
+    assert missing.exit_code == 127 and missing.launch_error is not None and not missing.ok

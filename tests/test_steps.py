@@ -175,3 +175,17 @@ def test_last_words_quotes_the_last_line_cut_short() -> None:
     assert last_words("") == ""
     long = last_words("x" * 1000)
     assert len(long) == LAST_WORDS_CHARS and long.endswith("...")
+
+
+def test_a_step_number_from_the_enum_is_recorded_as_a_plain_int(where: dict[str, Path]) -> None:
+    import json
+
+    from pytest_obelize_bench import policy
+
+    runner = runner_for(Scripted((0, False, None), (3, False, None)), where)
+    runner.run(policy.Step.BASELINE, "baseline", ["pytest"], timeout=60)
+    runner.run(policy.MeasureStep.RUNTIME, "runtime", ["python"], timeout=60)
+    numbers = [step.to_json()["number"] for step in runner.steps]
+    assert [type(number) for number in numbers] == [int, int]
+    assert json.dumps([step.to_json() for step in runner.steps]).count('"number": 5') == 1
+    assert numbers == [5, 3]

@@ -1,4 +1,4 @@
-"""The tool adapter, against the real obelize 0.8.0 installed beside the harness."""
+"""The tool seam (its environment, the adapter, the fix step), against the real obelize 0.8.0 beside the harness."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench import tool as tool_module
+from pytest_obelize_bench import tool_env
 from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, ManifestRow
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.fix_step import fix_argv, run_fix
 from pytest_obelize_bench.grade import grade
+from pytest_obelize_bench.policy import TOOL_INSTALL_ENVIRONMENT, uv_binary
 from pytest_obelize_bench.record import SuiteResult
 from pytest_obelize_bench.runfolder import (
     copy_artefacts,
@@ -25,15 +27,9 @@ from pytest_obelize_bench.runfolder import (
     locate_run_folder,
 )
 from pytest_obelize_bench.suite import compile_written
-from pytest_obelize_bench.tool import (
-    DOCUMENTED_EXIT_CODES,
-    ToolError,
-    ToolInfo,
-    fix_argv,
-    pack_provenance,
-    resolve_tool,
-    run_fix,
-)
+from pytest_obelize_bench.tool_adapter import DOCUMENTED_EXIT_CODES
+from pytest_obelize_bench.tool_env import pack_provenance, resolve_tool
+from pytest_obelize_bench.tool_info import ToolError, ToolInfo
 
 GEMINI = "gemini/google-generativeai-to-google-genai"
 GEMINI_SHA = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
@@ -90,7 +86,13 @@ class SubprocessRunner:
         start = time.monotonic()
         try:
             proc = subprocess.run(
-                list(argv), cwd=cwd, env=environment, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout
+                list(argv),
+                cwd=cwd,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                check=False,
+                capture_output=True,
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired:
             return Done(124, round(time.monotonic() - start, 3), True)
@@ -153,7 +155,7 @@ def test_installed_tool(installed: ToolInfo) -> None:
     assert installed.python == sys.executable
     assert installed.argv_prefix == (sys.executable, "-I", "-m", "obelize")
     assert (installed.commit, installed.tree_dirty, installed.spec) == (None, None, None)
-    out = subprocess.run([*installed.argv_prefix, "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([*installed.argv_prefix, "--version"], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "obelize 0.8.0"
 
 
@@ -264,10 +266,8 @@ def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, ins
     missing = replace(installed, python=str(tmp_path / "no-such-python"))
     assert pack_provenance(missing, GEMINI) == {"pack": GEMINI, "pack_sha256": None, "spec_sha256": None}
     # an interpreter with no obelize at all: no loader API to ask
-    from uv import find_uv_bin
-
     subprocess.run(
-        [find_uv_bin(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
+        [uv_binary(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
         check=True,
         capture_output=True,
         timeout=120,
@@ -333,7 +333,8 @@ def matching_case() -> Case:
 def test_run_fix_on_a_real_repository(tmp_path: Path, installed: ToolInfo) -> None:
     repo = make_repo(tmp_path / "case")
     runner = SubprocessRunner(tmp_path / "home")
-    artefacts, runtime = run_fix(runner, installed, checkout=repo, pack=GEMINI)
+    fixed = run_fix(runner, installed, checkout=repo, pack=GEMINI)
+    artefacts, runtime = fixed.artefacts, fixed.runtime_s
     assert runner.calls[0][:2] == (6, "fix") and runner.calls[0][3] == repo
     assert artefacts.exit_code == 6  # written, no verdict (no --verify)
     assert artefacts.written == ("app.py", "requirements.txt")
@@ -362,7 +363,8 @@ def test_run_fix_on_a_real_repository(tmp_path: Path, installed: ToolInfo) -> No
 
     # the copy reads back to the same artefacts, for re-grading without running anything
     dest = tmp_path / "artefacts"
-    assert copy_artefacts(locate_run_folder(repo), dest, publish_patch=True) == [
+    assert fixed.folder == locate_run_folder(repo)  # the step hands back the folder it read
+    assert copy_artefacts(fixed.folder, dest, publish_patch=True) == [
         "findings.json",
         "plan.json",
         "run.json",
@@ -373,7 +375,7 @@ def test_run_fix_on_a_real_repository(tmp_path: Path, installed: ToolInfo) -> No
 
 def test_run_fix_with_nothing_to_migrate(tmp_path: Path, installed: ToolInfo) -> None:
     repo = make_repo(tmp_path / "case", app="import requests\n", requirements="requests==2.32.3\n")
-    artefacts, _ = run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI)
+    artefacts = run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI).artefacts
     assert artefacts.exit_code == 4
     assert (artefacts.written, artefacts.findings) == ((), ())
 
@@ -384,7 +386,7 @@ def test_a_repository_cannot_shadow_the_tool_modules(tmp_path: Path, installed: 
         (repo / module).write_text("raise SystemExit(99)\n")
     (repo / "obelize").mkdir()
     (repo / "obelize" / "__init__.py").write_text("raise SystemExit(98)\n")
-    artefacts, _ = run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI)
+    artefacts = run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI).artefacts
     assert artefacts.written == ("app.py", "requirements.txt")
 
 
@@ -401,7 +403,7 @@ def test_a_dirty_git_tree_is_an_error_not_unsupported(tmp_path: Path, installed:
 def test_a_clean_git_tree_is_migrated(tmp_path: Path, installed: ToolInfo) -> None:
     repo = make_repo(tmp_path / "case")
     commit_all(repo)
-    artefacts, _ = run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI)
+    artefacts = run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI).artefacts
     assert artefacts.written == ("app.py", "requirements.txt")
 
 
@@ -490,7 +492,8 @@ def test_run_fix_through_the_real_step_runner(tmp_path: Path, installed: ToolInf
         env=executor.step_environment(os.environ, home=tmp_path / "home"),
         cwd=repo,
     )
-    artefacts, runtime = run_fix(runner, installed, checkout=repo, pack=GEMINI)
+    fixed = run_fix(runner, installed, checkout=repo, pack=GEMINI)
+    artefacts = fixed.artefacts
     assert artefacts.written == ("app.py", "requirements.txt")
     assert runner.steps[0].name == "fix" and runner.steps[0].exit_code == 6
     assert runner.steps[0].argv[:4] == ("<harness-python>", "-I", "-m", "obelize")
@@ -517,7 +520,7 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     )
     assert Path(info.python).is_relative_to(root)
     assert info.argv_prefix == (info.python, "-I", "-m", "obelize")
-    out = subprocess.run([*info.argv_prefix, "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([*info.argv_prefix, "--version"], check=False, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "obelize 0.7.0"
     assert len(list((root / "logs").glob("*.install.log"))) == 1
 
@@ -555,6 +558,7 @@ def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path)
             "-d",
             str(tmp_path / "sdist"),
         ],
+        check=False,
         capture_output=True,
         text=True,
         timeout=300,
@@ -571,7 +575,11 @@ def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path)
     assert (info.source, info.version, info.tree_dirty) == ("checkout", "0.8.0", False)
     assert info.commit is not None and len(info.commit) == 40
     probe = subprocess.run(
-        [info.python, "-I", "-c", "import obelize; print(obelize.__file__)"], capture_output=True, text=True, timeout=60
+        [info.python, "-I", "-c", "import obelize; print(obelize.__file__)"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert Path(probe.stdout.strip()).is_relative_to(checkout / "src" / "obelize")
     assert pack_provenance(info, GEMINI)["pack_sha256"] == GEMINI_SHA
@@ -583,12 +591,51 @@ def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path)
 
     # the code that runs is the checkout's
     repo = make_repo(tmp_path / "case")
-    artefacts, _ = run_fix(SubprocessRunner(tmp_path / "home"), info, checkout=repo, pack=GEMINI)
+    artefacts = run_fix(SubprocessRunner(tmp_path / "home"), info, checkout=repo, pack=GEMINI).artefacts
     assert artefacts.written == ("app.py", "requirements.txt")
 
 
-def test_tool_module_has_no_hidden_network_default() -> None:
-    assert "UV_PYTHON_DOWNLOADS" not in tool_module.INSTALL_ENVIRONMENT
-    env = tool_module._install_environment(Path("/h"))
-    assert env["HOME"] == "/h" and env["UV_PYTHON_DOWNLOADS"] == "never"
-    assert not any(name.endswith(("_KEY", "_TOKEN")) for name in env)
+def test_tool_install_has_no_hidden_network_default() -> None:
+    assert "UV_PYTHON_DOWNLOADS" not in TOOL_INSTALL_ENVIRONMENT
+    source = {
+        "PATH": "/bin",
+        "HTTPS_PROXY": "http://proxy.invalid:3128",
+        "UV_PYTHON_DOWNLOADS": "automatic",
+        "UV_EXCLUDE_NEWER": "2020-01-01T00:00:00Z",  # the cutoff is the venv key's, passed on the command line
+        "GEMINI_API_KEY": "secret",
+        "GITHUB_TOKEN": "secret",
+        "HOME": "/root",
+    }
+    env = tool_env.install_environment(Path("/h"), source)
+    assert env == {
+        "PATH": "/bin",
+        "HTTPS_PROXY": "http://proxy.invalid:3128",
+        "HOME": "/h",
+        "UV_PYTHON_DOWNLOADS": "never",
+    }
+
+
+# -- the adapter ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["scan", "dry-fix"])
+def test_the_adapter_drives_scan_and_a_dry_fix_without_writing(
+    tmp_path: Path, installed: ToolInfo, command: str
+) -> None:
+    from pytest_obelize_bench.tool_adapter import OBELIZE
+
+    repo = make_repo(tmp_path / "case")
+    if command == "scan":
+        argv = OBELIZE.scan_argv(installed.argv_prefix, checkout=repo, pack=GEMINI)
+    else:
+        argv = OBELIZE.fix_argv(installed.argv_prefix, checkout=repo, pack=GEMINI, apply=False)
+    assert "--apply" not in argv and argv[: len(installed.argv_prefix)] == list(installed.argv_prefix)
+    done = subprocess.run(argv, check=False, cwd=repo, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    folder = OBELIZE.run_folder(repo)
+    assert folder.parent == repo / ".obelize" / "runs" and (folder / "findings.json").is_file()
+    if command == "dry-fix":  # a fix's documents, read as the grader reads them
+        artefacts = OBELIZE.read(folder, repo)
+        assert artefacts.written == ()
+        assert ("app.py", 3, "import") in {(f.path, f.line, f.kind) for f in artefacts.findings}
+    assert (repo / "app.py").read_text() == APP
