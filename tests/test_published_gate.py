@@ -18,7 +18,8 @@ from pytest_obelize_bench.decision_list import (
 from pytest_obelize_bench.record import record_file_name
 from pytest_obelize_bench.repeat_render import render_repeatability
 from pytest_obelize_bench.roundfiles import load_round, summarize
-from pytest_obelize_bench.summary import render_round_block, round_summary
+from pytest_obelize_bench.round_block import render_round_block
+from pytest_obelize_bench.summary_json import round_summary
 from tests.helpers import runs
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -39,12 +39,10 @@ from pytest_obelize_bench.roundfiles import (
     summarize,
     write_round_outputs,
 )
-from pytest_obelize_bench.summary import (
-    RoundData,
-    render_round_block,
-    round_summary,
-    terminal_lines,
-)
+from pytest_obelize_bench.round_block import render_round_block
+from pytest_obelize_bench.round_figures import RoundData
+from pytest_obelize_bench.round_terminal import terminal_lines
+from pytest_obelize_bench.summary_json import round_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
