@@ -411,6 +411,24 @@ def test_hand_written_text_is_kept_and_blocks_are_replaced_in_place() -> None:
     assert render_document(with_one, blocks_for(1)) == with_one
 
 
+def test_every_generated_block_uses_the_one_spelling_of_its_markers() -> None:
+    from pytest_obelize_bench.decision_list import render_decisions, with_decisions
+    from pytest_obelize_bench.document import block_begin, block_end
+    from pytest_obelize_bench.measure_document import apply_blocks, stale_block
+
+    text = render_document(None, blocks_for(1))
+    decisions = render_decisions([("d.json", {"decision": "promote"})])
+    text = apply_blocks(with_decisions(text, decisions), {"gate1": "gate one\n"})
+    lines = text.splitlines()
+    for name in ("round-1", "decisions", "gate1"):
+        assert lines.count(block_begin(name)) == 1 and lines.count(block_end(name)) == 1, name
+    assert text.index(block_end("decisions")) < text.index(block_begin("round-1"))
+    # a begin line that lost its closing "-->" is no marker: the block counts as malformed, not as found
+    broken = text.replace(block_begin("gate1"), "<!-- gate1:begin: edited by hand")
+    assert "exactly one begin marker" in (stale_block(broken, {"gate1": "gate one\n"}) or "")
+    assert stale_block(text, {"gate1": "gate one\n"}) is None
+
+
 def copy_round_1(tmp_path: Path) -> Path:
     results = tmp_path / "results"
     shutil.copytree(RESULTS / "round-1", results / "round-1")
