@@ -21,7 +21,7 @@ from pytest_obelize_bench.cases import (
 )
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.summary import RoundData
+    from pytest_obelize_bench.round_figures import RoundData
 
 DEFAULT_CASES = Path("cases/cases.yaml")
 DEFAULT_RESULTS = Path("results")
@@ -107,9 +107,9 @@ def ceiling_report(path: Path, out: TextIO) -> int:
 def _side(text: str, results: Path, case_file: CaseFile, round_number: int | None) -> tuple[str, RoundData]:
     """One side of ``compare``: a round number, a run id, or a folder of records."""
     from pytest_obelize_bench.published import read_published
+    from pytest_obelize_bench.round_figures import RoundData
     from pytest_obelize_bench.roundfiles import load_round
     from pytest_obelize_bench.runs import read_run_records, runs_root
-    from pytest_obelize_bench.summary import RoundData
 
     ids = [case.id for case in case_file.cases]
     if text.isdigit():

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pytest_obelize_bench.markdown import NULL
 from pytest_obelize_bench.record import TIERS
+from pytest_obelize_bench.round_figures import RoundData, case_entries
 from pytest_obelize_bench.stats import mcnemar_exact, rate_of
-from pytest_obelize_bench.summary import NULL, RoundData, _entries
 
 __all__ = ["compare_rounds", "sandbox_lines", "sandboxes"]
 
@@ -21,8 +22,8 @@ def compare_rounds(a: RoundData, b: RoundData, labels: tuple[str, str] | None = 
     The rounds grade the same cases, so the samples are paired: the 2x2 table, the discordant
     case ids and the exact McNemar p-value, not a test for independent samples.
     """
-    fa = {e.id: e for e in _entries(a) if e.record is not None and not e.control}
-    fb = {e.id: e for e in _entries(b) if e.record is not None and not e.control}
+    fa = {e.id: e for e in case_entries(a) if e.record is not None and not e.control}
+    fb = {e.id: e for e in case_entries(b) if e.record is not None and not e.control}
     both = sorted(set(fa) & set(fb))
     only = len(set(fa) ^ set(fb))
     ra, rb = labels if labels is not None else (f"round {a.round}", f"round {b.round}")

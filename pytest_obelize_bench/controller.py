@@ -344,7 +344,8 @@ class Controller:
 
     def _terminal_figures(self) -> None:
         from pytest_obelize_bench.cases import CaseFileError, load_case_file
-        from pytest_obelize_bench.summary import RoundData, terminal_lines
+        from pytest_obelize_bench.round_figures import RoundData
+        from pytest_obelize_bench.round_terminal import terminal_lines
 
         try:
             case_file = load_case_file(Path(self.context.cases_path))

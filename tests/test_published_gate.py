@@ -17,8 +17,9 @@ from pytest_obelize_bench.decision_list import (
 )
 from pytest_obelize_bench.record import record_file_name
 from pytest_obelize_bench.repeat_render import render_repeatability
+from pytest_obelize_bench.round_block import render_round_block
 from pytest_obelize_bench.roundfiles import load_round, summarize
-from pytest_obelize_bench.summary import render_round_block, round_summary
+from pytest_obelize_bench.summary_json import round_summary
 from tests.helpers import runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +108,8 @@ def test_the_decisions_list() -> None:
     assert lines[0].startswith("<!-- decisions:begin") and lines[-1] == "<!-- decisions:end -->"
     rows = [line for line in lines if line.startswith("| 2026")]
     assert rows[0].startswith(
-        "| 2026-12-02 | a (obelize 0.8.0) | old (obelize 0.7.0) | `insufficient_evidence` | 2 of 20 -> 18 of 20 | intervals_apart, alpha |"
+        "| 2026-12-02 | a (obelize 0.8.0) | old (obelize 0.7.0) | `insufficient_evidence` "
+        "| 2 of 20 -> 18 of 20 | intervals_apart, alpha |"
     )
     assert rows[1].endswith("| `2026-12-02-new.json` |")
 

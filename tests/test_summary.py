@@ -1,4 +1,5 @@
-"""summary.py: hand-built rounds pin each table; the round-1 document on disk matches a fresh render."""
+"""The round block, summary.json and terminal lines: hand-built rounds pin each table, and the
+round-1 document on disk matches a fresh render."""
 
 from __future__ import annotations
 
@@ -10,12 +11,8 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench.cases import (
-    CallSite,
-    Case,
     CaseFile,
-    GroundTruth,
     Retired,
-    Review,
     load_case_file,
 )
 from pytest_obelize_bench.compare import compare_rounds
@@ -28,98 +25,25 @@ from pytest_obelize_bench.document import (
 )
 from pytest_obelize_bench.record import (
     ErrorInfo,
-    Measurements,
     Provenance,
-    Record,
     SuiteResult,
 )
+from pytest_obelize_bench.round_block import render_round_block
+from pytest_obelize_bench.round_figures import RoundData, round_figures
+from pytest_obelize_bench.round_terminal import terminal_lines
 from pytest_obelize_bench.roundfiles import (
     load_round,
     rounds_on_disk,
     summarize,
     write_round_outputs,
 )
-from pytest_obelize_bench.summary import (
-    RoundData,
-    render_round_block,
-    round_summary,
-    terminal_lines,
-)
+from pytest_obelize_bench.summary_json import round_summary
+from tests.helpers.handbuilt import make_case, make_record
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
 OUR_CASES = ROOT / "cases" / "cases.yaml"
 UPSTREAM_CASES = ROOT.parent / "shared" / "upstream" / "cases.yaml"
-PATTERN = ("google.generativeai", "google.generativeai.configure")
-
-
-def make_case(
-    case_id: str,
-    split: str | None = "dev",
-    pattern: tuple[str, ...] = PATTERN,
-    *,
-    control: bool = False,
-    test_cmd: str | None = "python -m pytest -q",
-    retired: Retired | None = None,
-) -> Case:
-    """A key that can reach verified_success unless test_cmd is None (or it is a control)."""
-    rows = [CallSite(path="app.py", line=i + 1, kind="import", symbol=s, label="auto") for i, s in enumerate(pattern)]
-    return Case(
-        id=case_id,
-        origin="corpus",
-        control=control,
-        control_shape="already-migrated" if control else None,
-        split=None if control else split,  # type: ignore[arg-type]
-        provider="gemini",
-        change="google-generativeai-to-google-genai",
-        pattern_key=() if control else pattern,
-        test_cmd=None if control else test_cmd,
-        ground_truth=GroundTruth(call_sites=[] if control else rows, tests_cover_change=True),
-        review=Review(human_edits=0, patch_correct=True),
-        retired=retired,
-    )
-
-
-def make_record(
-    case_id: str,
-    tier: str = "verified_success",
-    split: str | None = "dev",
-    *,
-    control: bool = False,
-    error: ErrorInfo | None = None,
-    schema_version: int = 3,
-    **measurements: object,
-) -> Record:
-    values: dict[str, object] = {
-        "detected": 2,
-        "false_positive": 0,
-        "missed_call_site": 0,
-        "forbidden_reported": 0,
-        "patch_applied": True,
-        "patch_compiles": True,
-        "unmigrated": 0,
-        "false_positive_edit": 0,
-        "human_edits": 0,
-        "runtime_seconds": 1.5,
-        "llm_tokens_in": 0,
-    }
-    values.update(measurements)
-    return Record(
-        schema_version=schema_version,
-        case=case_id,
-        origin="corpus",
-        control=control,
-        split=None if control else split,  # type: ignore[arg-type]
-        error=error,
-        measurements=Measurements(**values),  # type: ignore[arg-type]
-        provenance=Provenance(
-            obelize_version="0.8.0",
-            pack_sha256="ab" * 32,
-            python="cpython-3.12.1-linux-x86_64-gnu",
-            run_at="2026-10-02T09:00:00Z",
-        ),
-        tier=tier,  # type: ignore[arg-type]
-    )
 
 
 def line_of(block: str, start: str) -> str:
@@ -215,21 +139,23 @@ def test_forty_near_identical_cases_are_one_pattern_that_wins_if_any_member_wins
     records = {c.id: make_record(c.id, "partial") for c in cases}
     records["c17"] = make_record("c17", "verified_success")
     data = RoundData(round=1, cases=cases, records=records)
-    block = render_round_block(data)
-    assert "| Unique patterns (`pattern_key`) | 1 |" in block
-    assert "| Cases | all | 40 | 1 | 2.5% [0.4%, 12.9%] |" in block
-    assert "| Unique patterns | all | 1 | 1 | 100.0% [20.7%, 100.0%] |" in block
+    assert "| Unique patterns (`pattern_key`) | 1 |" in render_round_block(data)
+    figures = round_figures(data)
+    assert figures.counts.unique_patterns == 1
+    assert figures.headline_rate("cases", "all").format() == "2.5% [0.4%, 12.9%]"
+    patterns = figures.headline_rate("patterns", "all")
+    assert (patterns.k, patterns.n, patterns.format()) == (1, 1, "100.0% [20.7%, 100.0%]")
     records["c17"] = make_record("c17", "partial")
-    assert "| Unique patterns | all | 1 | 0 | 0.0% [0.0%, 79.3%] |" in render_round_block(data)
+    patterns = round_figures(data).headline_rate("patterns", "all")
+    assert (patterns.k, patterns.n, patterns.format()) == (0, 1, "0.0% [0.0%, 79.3%]")
 
 
 def test_a_pattern_spanning_both_sides_counts_on_both() -> None:
     cases = [make_case("d", "dev"), make_case("h", "holdout")]
     records = {"d": make_record("d", "verified_success", "dev"), "h": make_record("h", "partial", "holdout")}
-    block = render_round_block(RoundData(round=1, cases=cases, records=records))
-    assert "| Unique patterns | all | 1 | 1 |" in block
-    assert "| Unique patterns | dev | 1 | 1 |" in block
-    assert "| Unique patterns | holdout | 1 | 0 |" in block
+    figures = round_figures(RoundData(round=1, cases=cases, records=records))
+    patterns = {row.split: (row.rate.k, row.rate.n) for row in figures.headline if row.scope == "patterns"}
+    assert patterns == {"all": (1, 1), "dev": (1, 1), "holdout": (0, 1)}
 
 
 def test_model_arm_is_never_in_the_headline() -> None:
@@ -421,8 +347,16 @@ def test_provenance_cell_ranges_dates_and_lists_interpreters() -> None:
     assert "`abababababababab...`, `cdcdcdcdcdcdcdcd...`" in block
 
 
-def test_render_is_deterministic() -> None:
-    assert render_round_block(twenty_five_of_twenty()) == render_round_block(twenty_five_of_twenty())
+def test_render_does_not_depend_on_the_order_of_the_inputs() -> None:
+    data = twenty_five_of_twenty()
+    shuffled = RoundData(
+        round=data.round,
+        cases=list(reversed(data.cases)),
+        records=dict(reversed(list(data.records.items()))),
+    )
+    assert render_round_block(shuffled) == render_round_block(data)
+    assert round_summary(shuffled) == round_summary(data)
+    assert "| `case00` |" in render_round_block(shuffled).split("| `case19` |")[0]
 
 
 # -- the document and --check -------------------------------------------------------------------
@@ -475,6 +409,24 @@ def test_hand_written_text_is_kept_and_blocks_are_replaced_in_place() -> None:
     with_one = render_document(updated, blocks_for(1))
     assert with_one.index(end_marker(1)) < with_one.index(begin_marker(2))
     assert render_document(with_one, blocks_for(1)) == with_one
+
+
+def test_every_generated_block_uses_the_one_spelling_of_its_markers() -> None:
+    from pytest_obelize_bench.decision_list import render_decisions, with_decisions
+    from pytest_obelize_bench.document import block_begin, block_end
+    from pytest_obelize_bench.measure_document import apply_blocks, stale_block
+
+    text = render_document(None, blocks_for(1))
+    decisions = render_decisions([("d.json", {"decision": "promote"})])
+    text = apply_blocks(with_decisions(text, decisions), {"gate1": "gate one\n"})
+    lines = text.splitlines()
+    for name in ("round-1", "decisions", "gate1"):
+        assert lines.count(block_begin(name)) == 1 and lines.count(block_end(name)) == 1, name
+    assert text.index(block_end("decisions")) < text.index(block_begin("round-1"))
+    # a begin line that lost its closing "-->" is no marker: the block counts as malformed, not as found
+    broken = text.replace(block_begin("gate1"), "<!-- gate1:begin: edited by hand")
+    assert "exactly one begin marker" in (stale_block(broken, {"gate1": "gate one\n"}) or "")
+    assert stale_block(text, {"gate1": "gate one\n"}) is None
 
 
 def copy_round_1(tmp_path: Path) -> Path:
