@@ -19,7 +19,8 @@ from pytest_obelize_bench.split import SplitMember, compute_split, split_differe
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"
-UPSTREAM_CASES = PROJECT_ROOT.parent / "shared" / "upstream" / "cases.yaml"
+#: Upstream's round-1 case file, byte for byte (tests/data/upstream/SOURCE.txt).
+UPSTREAM_CASES = PROJECT_ROOT / "tests" / "data" / "upstream" / "cases.yaml"
 
 MOVED = {"kvcops__Virtual-Herbal-Garden", "LJX2017__A-Song-of-Ice-and-Fire"}
 
@@ -79,11 +80,6 @@ OUR_CONTROL_NAMES = [control["full_name"] for control in OURS["controls"]]
 
 @pytest.fixture(scope="module")
 def upstream() -> dict[str, Any]:
-    if not UPSTREAM_CASES.is_file():
-        pytest.skip(
-            f"upstream round-1 case file not found at {UPSTREAM_CASES}: "
-            "the shared/upstream folder must sit beside the project"
-        )
     return _load(UPSTREAM_CASES)
 
 
