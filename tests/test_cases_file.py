@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_obelize_bench.cases import load_case_file
 from pytest_obelize_bench.split import SplitMember, compute_split, split_differences
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -334,12 +335,18 @@ def test_every_manual_row_and_forbidden_position_has_a_why() -> None:
     assert not problems, "\n".join(problems)
 
 
-# --- the project's own model, when it exists ---------------------------------------------------
+# --- the project's own model ----------------------------------------------------------------------
 
 
-def test_the_case_model_loads_the_file() -> None:
-    try:
-        from pytest_obelize_bench.cases import load_case_file
-    except ImportError as exc:
-        pytest.skip(f"pytest_obelize_bench.cases.load_case_file is not available yet: {exc}")
-    load_case_file(OUR_CASES)
+def test_the_case_model_reads_the_file_as_written() -> None:
+    case_file = load_case_file(OUR_CASES)
+    assert case_file.round == OURS["round"]
+    assert (case_file.from_version, case_file.to_version) == (OURS["from_version"], OURS["to_version"])
+    cases = [case for case in case_file.cases if not case.control]
+    controls = [case for case in case_file.cases if case.control]
+    # the model orders cases by id; the file keeps its own order
+    assert sorted(case.id for case in cases) == sorted(OUR_CASE_IDS)
+    assert sorted(str(case.full_name) for case in controls) == sorted(OUR_CONTROL_NAMES)
+    for case in cases:
+        row = _ours_case(case.id)
+        assert (case.full_name, case.sha, case.split) == (row["full_name"], row["sha"], row["split"]), case.id

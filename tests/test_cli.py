@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,20 @@ def test_summarize_check_on_the_shipped_document_and_on_an_edited_copy(tmp_path:
     assert code == 1 and "round 1" in text
     assert run("summarize", "--cases", str(CASES), "--results", str(copy))[0] == 0
     assert run("summarize", "--check", "--cases", str(CASES), "--results", str(copy))[0] == 0
+
+
+@pytest.mark.parametrize("hash_seed", ["0", "1", "4242"])
+def test_a_fresh_process_renders_the_stored_document_byte_for_byte(hash_seed: str) -> None:
+    """Rendering in this process proves nothing about the next; set and dict order vary with the hash seed."""
+    script = Path(sys.executable).with_name("obelize-bench")
+    done = subprocess.run(
+        [str(script), "summarize", "--check", "--cases", str(CASES), "--results", str(PROJECT / "results")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONHASHSEED": hash_seed},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_compare_pairs_two_rounds(tmp_path: Path) -> None:

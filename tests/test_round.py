@@ -219,8 +219,12 @@ def test_the_terminal_shows_tiers_and_the_summary(serial_round: Any) -> None:
     assert "results/round-2" in out
     document = (project / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     assert "<!-- round-2:begin" in document and "ann__clean" in document
-    summary = json.loads((project / "results" / "round-2" / "summary.json").read_text(encoding="utf-8"))
-    assert json.dumps(summary)  # machine-readable
+    round_folder = project / "results" / "round-2"
+    summary = json.loads((round_folder / "summary.json").read_text(encoding="utf-8"))
+    records = [path for path in round_folder.glob("*.json") if path.name not in {"summary.json", "publication.json"}]
+    assert summary["round"] == 2 and summary["status"] == "run"
+    assert summary["counts"]["records"] == len(records) > 0
+    assert sum(summary["tiers"]["total"].values()) == summary["counts"]["headline_cases"]
     assert (project / "results" / "round-2" / "artefacts" / "ann__clean.json").is_file()
 
 
