@@ -71,7 +71,8 @@ SHARED_RUN = 8
 
 
 def _load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
 
 
 OURS = _load(OUR_CASES)
@@ -96,10 +97,10 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
+    return bool(a == b)
 
 
-def _compare(where: str, ours: dict, theirs: dict, fields: tuple[str, ...]) -> Iterator[str]:
+def _compare(where: str, ours: dict[str, Any], theirs: dict[str, Any], fields: tuple[str, ...]) -> Iterator[str]:
     for field in fields:
         if field not in theirs:
             continue
@@ -109,7 +110,9 @@ def _compare(where: str, ours: dict, theirs: dict, fields: tuple[str, ...]) -> I
             yield f"{where}.{field}: ours {ours[field]!r} != upstream {theirs[field]!r}"
 
 
-def _compare_rows(where: str, ours: list[dict], theirs: list[dict], fields: tuple[str, ...]) -> Iterator[str]:
+def _compare_rows(
+    where: str, ours: list[dict[str, Any]], theirs: list[dict[str, Any]], fields: tuple[str, ...]
+) -> Iterator[str]:
     if len(ours) != len(theirs):
         yield f"{where}: {len(ours)} rows, upstream has {len(theirs)}"
         return
@@ -176,7 +179,7 @@ def test_control_facts_match_upstream(full_name: str, upstream: dict[str, Any]) 
 # --- (2) prose is ours -------------------------------------------------------------------------
 
 
-def _prose_pairs(ours_case: dict, their_case: dict) -> Iterator[tuple[str, str, str]]:
+def _prose_pairs(ours_case: dict[str, Any], their_case: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
     """(where, our text, upstream text) for every prose field the two cases share."""
     gt, their_gt = ours_case["ground_truth"], their_case["ground_truth"]
     yield "notes", ours_case["notes"], their_case["notes"]

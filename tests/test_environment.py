@@ -42,7 +42,8 @@ from pytest_obelize_bench.workspace import prepare_workspace
 HARNESS = describe_interpreter()
 HARNESS_KEY = HARNESS["key"]
 #: The directory of the real interpreter behind this venv, e.g. /root/.pyenv/versions/3.12.1/bin.
-HARNESS_BIN = Path(os.path.realpath(sys._base_executable)).parent
+# sys._base_executable is CPython's, set in every venv; typeshed does not declare it.
+HARNESS_BIN = Path(os.path.realpath(sys._base_executable)).parent  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session")

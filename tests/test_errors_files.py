@@ -96,7 +96,7 @@ def test_hostile_collected_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     os.symlink(ROUND_1, link)
     with pytest.raises(CollectedFileError, match="symlink"):
         read_collected(link)
-    with pytest.raises(CollectedFileError, match="absent.json: missing"):
+    with pytest.raises(CollectedFileError, match=r"absent\.json: missing"):
         read_collected(tmp_path / "absent.json")
     monkeypatch.setattr(errors_collected, "MAX_COLLECTED_BYTES", 1000)
     with pytest.raises(CollectedFileError, match="byte cap"):
@@ -141,7 +141,7 @@ def test_a_case_is_collected_from_its_graded_facts() -> None:
 
 
 def test_facts_without_a_run_id_cannot_be_collected() -> None:
-    with pytest.raises(ValueError, match="facts.json: the graded facts name no run_id"):
+    with pytest.raises(ValueError, match=r"facts\.json: the graded facts name no run_id"):
         collect_case(artefacts(run_id=None), "facts.json")
 
 

@@ -12,6 +12,7 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pytest
 
@@ -55,7 +56,12 @@ def wait_gone(pid: int, seconds: float = 2.0) -> bool:
     return gone(pid)
 
 
-def run(tmp_path: Path, argv: list[str], timeout: float = 30, **options: float) -> Completed:
+class _Graces(TypedDict, total=False):
+    kill_grace_s: float
+    drain_grace_s: float
+
+
+def run(tmp_path: Path, argv: list[str], timeout: float = 30, **options: Unpack[_Graces]) -> Completed:
     return ProcessExecutor(**options).run(
         argv, cwd=tmp_path, env=env(), timeout=timeout, log=tmp_path / "logs" / "01-step.log"
     )

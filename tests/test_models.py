@@ -94,7 +94,7 @@ def record(**measurements: object) -> Record:
         origin="corpus",
         control=False,
         split="dev",
-        measurements=Measurements(**measurements),
+        measurements=Measurements.model_validate(measurements),
         tier="unsupported",
     )
 

@@ -107,7 +107,8 @@ def test_the_decisions_list() -> None:
     assert lines[0].startswith("<!-- decisions:begin") and lines[-1] == "<!-- decisions:end -->"
     rows = [line for line in lines if line.startswith("| 2026")]
     assert rows[0].startswith(
-        "| 2026-12-02 | a (obelize 0.8.0) | old (obelize 0.7.0) | `insufficient_evidence` | 2 of 20 -> 18 of 20 | intervals_apart, alpha |"
+        "| 2026-12-02 | a (obelize 0.8.0) | old (obelize 0.7.0) | `insufficient_evidence` "
+        "| 2 of 20 -> 18 of 20 | intervals_apart, alpha |"
     )
     assert rows[1].endswith("| `2026-12-02-new.json` |")
 

@@ -45,6 +45,7 @@ def run_pytest(project: Path, *args: str, env: dict[str, str] | None = None) -> 
         env=environ,
         capture_output=True,
         text=True,
+        check=False,
         timeout=1200,
         stdin=subprocess.DEVNULL,
     )
@@ -239,7 +240,7 @@ def test_the_same_round_under_xdist_and_without_the_sandbox_gives_the_same_recor
     serial_round: Any, parallel_round: Any
 ) -> None:
     project, _ = serial_round
-    root, done = parallel_round
+    root, _ = parallel_round
     serial = {
         k: comparable(parse_record(json.dumps(v))) for k, v in records_of(project / "results" / "round-2").items()
     }
@@ -381,7 +382,9 @@ else:
     corrupt = (repo / "CORRUPT").exists()
     (folder / "findings.json").write_text("not json{" if corrupt else json.dumps({"findings": []}))
     (folder / "plan.json").write_text(json.dumps({"edits": []}))
-    (folder / "run.json").write_text(json.dumps({"exit_code": 4, "file_edits": [], "withheld": [], "refused": [], "model": None}))
+    (folder / "run.json").write_text(
+        json.dumps({"exit_code": 4, "file_edits": [], "withheld": [], "refused": [], "model": None})
+    )
 (repo / ".obelize" / "latest").write_text("r1\\n")
 sys.exit(4)
 '''

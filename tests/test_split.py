@@ -10,6 +10,7 @@ import hashlib
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -236,8 +237,9 @@ def test_a_case_without_a_side_is_named() -> None:
 
 
 @pytest.fixture(scope="module")
-def upstream_round_1() -> dict:
-    return yaml.safe_load(UPSTREAM_CASES.read_text(encoding="utf-8"))
+def upstream_round_1() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(UPSTREAM_CASES.read_text(encoding="utf-8"))
+    return data
 
 
 def _stratum_from_our_file() -> dict[str, bool]:
@@ -246,7 +248,7 @@ def _stratum_from_our_file() -> dict[str, bool]:
     return {case["id"]: case["has_test_files"] for case in ours["cases"]}
 
 
-def test_round_1_splits_are_reproduced_exactly(upstream_round_1: dict) -> None:
+def test_round_1_splits_are_reproduced_exactly(upstream_round_1: dict[str, Any]) -> None:
     testable = _stratum_from_our_file()
     cases = upstream_round_1["cases"]
     members = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from scipy import stats as scipy_stats
+from scipy import stats as scipy_stats  # type: ignore[import-untyped]  # scipy ships no type information
 
 from pytest_obelize_bench.stats import (
     Rate,

@@ -334,7 +334,7 @@ def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
         ({"detected": None, "manifest_reported": 0, "false_positive_edit": 0, "patch_applied": False}, None),
     ],
 )
-def test_a_control_holds_only_with_no_call_site_and_no_pin(fields: dict, held: bool | None) -> None:
+def test_a_control_holds_only_with_no_call_site_and_no_pin(fields: dict[str, Any], held: bool | None) -> None:
     from pytest_obelize_bench.tiers import control_held
 
     assert control_held(None, Measurements(**fields)) is held
