@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_obelize_bench.cases import load_case_file
 from pytest_obelize_bench.split import SplitMember, compute_split, split_differences
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"
-UPSTREAM_CASES = PROJECT_ROOT.parent / "shared" / "upstream" / "cases.yaml"
+#: Upstream's round-1 case file, byte for byte (tests/data/upstream/SOURCE.txt).
+UPSTREAM_CASES = PROJECT_ROOT / "tests" / "data" / "upstream" / "cases.yaml"
 
 MOVED = {"kvcops__Virtual-Herbal-Garden", "LJX2017__A-Song-of-Ice-and-Fire"}
 
@@ -69,7 +71,8 @@ SHARED_RUN = 8
 
 
 def _load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
 
 
 OURS = _load(OUR_CASES)
@@ -79,11 +82,6 @@ OUR_CONTROL_NAMES = [control["full_name"] for control in OURS["controls"]]
 
 @pytest.fixture(scope="module")
 def upstream() -> dict[str, Any]:
-    if not UPSTREAM_CASES.is_file():
-        pytest.skip(
-            f"upstream round-1 case file not found at {UPSTREAM_CASES}: "
-            "the shared/upstream folder must sit beside the project"
-        )
     return _load(UPSTREAM_CASES)
 
 
@@ -99,10 +97,10 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
+    return bool(a == b)
 
 
-def _compare(where: str, ours: dict, theirs: dict, fields: tuple[str, ...]) -> Iterator[str]:
+def _compare(where: str, ours: dict[str, Any], theirs: dict[str, Any], fields: tuple[str, ...]) -> Iterator[str]:
     for field in fields:
         if field not in theirs:
             continue
@@ -112,7 +110,9 @@ def _compare(where: str, ours: dict, theirs: dict, fields: tuple[str, ...]) -> I
             yield f"{where}.{field}: ours {ours[field]!r} != upstream {theirs[field]!r}"
 
 
-def _compare_rows(where: str, ours: list[dict], theirs: list[dict], fields: tuple[str, ...]) -> Iterator[str]:
+def _compare_rows(
+    where: str, ours: list[dict[str, Any]], theirs: list[dict[str, Any]], fields: tuple[str, ...]
+) -> Iterator[str]:
     if len(ours) != len(theirs):
         yield f"{where}: {len(ours)} rows, upstream has {len(theirs)}"
         return
@@ -179,7 +179,7 @@ def test_control_facts_match_upstream(full_name: str, upstream: dict[str, Any]) 
 # --- (2) prose is ours -------------------------------------------------------------------------
 
 
-def _prose_pairs(ours_case: dict, their_case: dict) -> Iterator[tuple[str, str, str]]:
+def _prose_pairs(ours_case: dict[str, Any], their_case: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
     """(where, our text, upstream text) for every prose field the two cases share."""
     gt, their_gt = ours_case["ground_truth"], their_case["ground_truth"]
     yield "notes", ours_case["notes"], their_case["notes"]
@@ -338,12 +338,18 @@ def test_every_manual_row_and_forbidden_position_has_a_why() -> None:
     assert not problems, "\n".join(problems)
 
 
-# --- the project's own model, when it exists ---------------------------------------------------
+# --- the project's own model ----------------------------------------------------------------------
 
 
-def test_the_case_model_loads_the_file() -> None:
-    try:
-        from pytest_obelize_bench.cases import load_case_file
-    except ImportError as exc:
-        pytest.skip(f"pytest_obelize_bench.cases.load_case_file is not available yet: {exc}")
-    load_case_file(OUR_CASES)
+def test_the_case_model_reads_the_file_as_written() -> None:
+    case_file = load_case_file(OUR_CASES)
+    assert case_file.round == OURS["round"]
+    assert (case_file.from_version, case_file.to_version) == (OURS["from_version"], OURS["to_version"])
+    cases = [case for case in case_file.cases if not case.control]
+    controls = [case for case in case_file.cases if case.control]
+    # the model orders cases by id; the file keeps its own order
+    assert sorted(case.id for case in cases) == sorted(OUR_CASE_IDS)
+    assert sorted(str(case.full_name) for case in controls) == sorted(OUR_CONTROL_NAMES)
+    for case in cases:
+        row = _ours_case(case.id)
+        assert (case.full_name, case.sha, case.split) == (row["full_name"], row["sha"], row["split"]), case.id

@@ -161,7 +161,10 @@ def test_gaps_and_adrs_are_read_from_the_checkout(tmp_path: Path) -> None:
     root = fake_obelize(tmp_path, ["ADR-010-atomicity.md", "ADR-019.md", "notes.md"], "")
     (tmp_path / "docs" / "ADR-1234.md").write_text("", encoding="utf-8")
     assert adrs_in(root) == {"ADR-010", "ADR-019"}
-    text = "# Coverage\n\n1. open one\n2. ~~closed by a rule~~\n| 28 | local imports |\n- 29: closed in 0.3.0\n## 30. double names\n"
+    text = (
+        "# Coverage\n\n1. open one\n2. ~~closed by a rule~~\n"
+        "| 28 | local imports |\n- 29: closed in 0.3.0\n## 30. double names\n"
+    )
     assert gaps_in(text) == {1: True, 2: False, 28: True, 29: False, 30: True}
 
 

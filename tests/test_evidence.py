@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from tests.helpers import runs
 CASES = ["ann__a", "bob__b"]
 
 
-def make_run(root: Path, **manifest: object) -> Path:
+def make_run(root: Path, **manifest: Any) -> Path:
     records = [runs.record(c, attempt=1) for c in CASES] + [runs.record("ann__a", "partial", attempt=2)]
     return runs.write_run(root / "round-2" / "runs" / "r1", records, runs.manifest_data(CASES, "r1", **manifest))
 
@@ -86,7 +87,7 @@ def test_a_record_under_another_cases_name_is_refused(tmp_path: Path) -> None:
 def test_an_attempt_file_must_hold_that_attempt(tmp_path: Path) -> None:
     folder = make_run(tmp_path)
     (folder / "ann__a.attempt-3.json").write_text(runs.record("ann__a", attempt=2).to_json(), encoding="utf-8")
-    with pytest.raises(EvidenceError, match="whose file is ann__a.attempt-2.json"):
+    with pytest.raises(EvidenceError, match=r"whose file is ann__a\.attempt-2\.json"):
         read_run(folder, "r1", {})
 
 

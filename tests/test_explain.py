@@ -105,11 +105,16 @@ def test_unmigrated_rows_say_what_withheld_each() -> None:
     ]
 
 
-JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="2">
-<testcase classname="cases.cases.yaml" name="a__x" time="1"><properties><property name="tier" value="error" /></properties></testcase>
-<testcase classname="cases.cases.yaml" name="b__y" time="1"><properties><property name="tier" value="partial" /></properties></testcase>
-<testcase classname="tests.test_unit" name="a__x" time="1" />
-</testsuite></testsuites>"""
+JUNIT = (
+    '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">'
+    '<testsuite name="pytest" errors="0" failures="0" skipped="0" tests="2">\n'
+    '<testcase classname="cases.cases.yaml" name="a__x" time="1">'
+    '<properties><property name="tier" value="error" /></properties></testcase>\n'
+    '<testcase classname="cases.cases.yaml" name="b__y" time="1">'
+    '<properties><property name="tier" value="partial" /></properties></testcase>\n'
+    '<testcase classname="tests.test_unit" name="a__x" time="1" />\n'
+    "</testsuite></testsuites>"
+)
 
 
 def test_junit_gets_an_error_element_and_the_case_file_classname(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ require_holdout: true
 
 
 def write_round_run(
-    results: Path, run_id: str, verified: set[int], *, n: int = 20, drop: str | None = None, **manifest: object
+    results: Path, run_id: str, verified: set[int], *, n: int = 20, drop: str | None = None, **manifest: Any
 ) -> Path:
     ids = runs.case_ids(n)
     records = [
@@ -64,7 +65,7 @@ def gate(project: Path, incumbent: str, *candidates: str) -> tuple[int, str]:
     return status, out.getvalue()
 
 
-def decisions(project: Path) -> dict[str, dict[str, object]]:
+def decisions(project: Path) -> dict[str, dict[str, Any]]:
     folder = project / "results" / "decisions"
     return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
 
@@ -80,10 +81,10 @@ def test_promote_writes_a_decision_with_the_policy_sha_and_exits_0(project: Path
     document = written["2026-12-02-new.json"]
     assert document["schema_version"] == 1 and document["decision"] == "promote"
     assert document["policy_sha256"] == hashlib.sha256(POLICY).hexdigest()
-    assert document["incumbent"]["tool_version"] == "0.7.0"  # type: ignore[index]
-    assert document["candidate"]["run_id"] == "new"  # type: ignore[index]
+    assert document["incumbent"]["tool_version"] == "0.7.0"
+    assert document["candidate"]["run_id"] == "new"
     assert document["failed_rules"] == []
-    assert all(r["figure"] and r["threshold"] is not None for r in document["reasons"])  # type: ignore[union-attr]
+    assert all(r["figure"] and r["threshold"] is not None for r in document["reasons"])
 
 
 def test_reject_exits_1_and_names_the_rule(project: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -118,7 +119,10 @@ def test_a_symlinked_or_oversized_scan_document_is_not_read(tmp_path: Path, monk
 def test_a_fixture_path_may_not_leave_the_frame_folder(tmp_path: Path) -> None:
     (tmp_path / "frames").mkdir()
     (tmp_path / "repos").mkdir()
-    data = {"term": "x", "repositories": [{"full_name": "f/one", "band": "b", "path": "../repos", "expected": "none"}]}
+    data: dict[str, Any] = {
+        "term": "x",
+        "repositories": [{"full_name": "f/one", "band": "b", "path": "../repos", "expected": "none"}],
+    }
     path = _write(tmp_path / "frames" / "frame.yaml", data)
     with pytest.raises(FrameError) as caught:
         load_frame(path)

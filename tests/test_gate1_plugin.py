@@ -39,7 +39,10 @@ ALPHA = {
     ),
 }
 QUIET = {
-    "app.py": 'import importlib\n\nsdk = importlib.import_module("google.gener" "ativeai")\nsdk.configure(api_key="offline")\n'
+    "app.py": (
+        'import importlib\n\nsdk = importlib.import_module("google.gener" "ativeai")\n'
+        'sdk.configure(api_key="offline")\n'
+    )
 }
 PLAIN = {
     "bot.py": 'import google.generativeai as genai\n\ngenai.configure(api_key="k")\n\n\ndef reply(text):\n'

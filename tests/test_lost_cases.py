@@ -118,7 +118,8 @@ def test_sigterm_kills_the_running_step_and_says_how_many_cases_are_missing(pyte
     add_fixture(
         pytester,
         "a-sleeper",
-        f'python -c "import os, pathlib, time; pathlib.Path({str(marker)!r}).write_text(str(os.getpid())); time.sleep(120)"',
+        'python -c "import os, pathlib, time; '
+        f'pathlib.Path({str(marker)!r}).write_text(str(os.getpid())); time.sleep(120)"',
     )
     add_fixture(pytester, "b-later", "python check.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}

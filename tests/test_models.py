@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -26,11 +27,12 @@ from pytest_obelize_bench.record import (
 from pytest_obelize_bench.tiers import tier
 
 PROJECT = Path(__file__).resolve().parents[1]
-UPSTREAM = PROJECT.parent / "shared" / "upstream"
-needs_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is not beside the project")
+#: Upstream's round-1 publication, byte for byte (tests/data/upstream/SOURCE.txt).
+UPSTREAM = PROJECT / "tests" / "data" / "upstream"
+#: The round-1 records, which must be upstream's bytes (checked below against upstream's digests).
+ROUND_1 = PROJECT / "results" / "round-1"
 
 
-@needs_upstream
 def test_the_upstream_case_file_loads_unchanged() -> None:
     case_file = load_case_file(UPSTREAM / "cases.yaml")
     assert case_file.round == 1
@@ -66,9 +68,8 @@ def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
     assert len(caught.value.problems) == 1 and "nope.yaml: cannot be read" in caught.value.problems[0]
 
 
-@needs_upstream
 def test_upstream_records_load_and_their_tiers_recompute() -> None:
-    records = read_round(UPSTREAM / "results-round-1")
+    records = read_round(ROUND_1)
     assert len(records) == 23
     for record in records.values():
         assert record.schema_version == 2
@@ -76,11 +77,15 @@ def test_upstream_records_load_and_their_tiers_recompute() -> None:
 
 
 def test_round_1_records_in_results_are_the_upstream_bytes() -> None:
-    ours = PROJECT / "results" / "round-1"
-    if not UPSTREAM.is_dir():
-        pytest.skip("../shared/upstream is not beside the project")
-    for path in (UPSTREAM / "results-round-1").glob("*.json"):
-        assert (ours / path.name).read_bytes() == path.read_bytes()
+    digests = {}
+    for line in (UPSTREAM / "results-round-1.sha256").read_text(encoding="utf-8").splitlines():
+        digest, name = line.split("  ", 1)
+        digests[name] = digest
+    assert len(digests) == 23
+    ours = {path.name for path in ROUND_1.glob("*.json")} - {"publication.json"}
+    assert ours == set(digests)
+    for name, digest in digests.items():
+        assert hashlib.sha256((ROUND_1 / name).read_bytes()).hexdigest() == digest, name
 
 
 def record(**measurements: object) -> Record:
@@ -89,7 +94,7 @@ def record(**measurements: object) -> Record:
         origin="corpus",
         control=False,
         split="dev",
-        measurements=Measurements(**measurements),
+        measurements=Measurements.model_validate(measurements),
         tier="unsupported",
     )
 

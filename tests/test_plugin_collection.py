@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.helpers import casefile
@@ -84,8 +86,9 @@ def _broken(pytester: pytest.Pytester, mutate: object) -> pytest.RunResult:
     return pytester.runpytest("--bench-round=2", "--collect-only", "-q")
 
 
-def _case(data: dict, index: int = 1) -> dict:
-    return data["cases"][index]
+def _case(data: dict[str, Any], index: int = 1) -> dict[str, Any]:
+    case: dict[str, Any] = data["cases"][index]
+    return case
 
 
 BAD_FILES = {
@@ -99,7 +102,8 @@ BAD_FILES = {
     ),
     "bare interpreter": (
         lambda d: _case(d).update(python="3.10"),
-        "case alpha__navamai: python: expected a full uv interpreter key like cpython-3.12.9-macos-aarch64-none, got '3.10'",
+        "case alpha__navamai: python: expected a full uv interpreter key like "
+        "cpython-3.12.9-macos-aarch64-none, got '3.10'",
     ),
     "bad split": (
         lambda d: _case(d).update(split="train"),
@@ -107,7 +111,8 @@ BAD_FILES = {
     ),
     "pattern key": (
         lambda d: _case(d).update(pattern_key=["google.generativeai", "google.generativeai.configure"]),
-        "case alpha__navamai: pattern_key: expected ['google.generativeai'], got ['google.generativeai', 'google.generativeai.configure']",
+        "case alpha__navamai: pattern_key: expected ['google.generativeai'], "
+        "got ['google.generativeai', 'google.generativeai.configure']",
     ),
     "three per owner": (
         lambda d: d["cases"].extend([casefile.case_row("alpha", "two"), casefile.case_row("alpha", "three")]),
@@ -135,7 +140,8 @@ BAD_FILES = {
     ),
     "control shape": (
         lambda d: d["controls"][0].update(control="looks-fine"),
-        "control gamma__migrated: control: expected one of already-migrated, vertex-generative-models, vertex-preview, docs-mention, got 'looks-fine'",
+        "control gamma__migrated: control: expected one of already-migrated, vertex-generative-models, "
+        "vertex-preview, docs-mention, got 'looks-fine'",
     ),
     "retired without reason": (
         lambda d: _case(d).update(retired={"reason": "", "round": 2}),
@@ -151,7 +157,8 @@ BAD_FILES = {
     ),
     "unknown kind": (
         lambda d: _case(d)["ground_truth"]["call_sites"][0].update(kind="text_mention"),
-        "case alpha__navamai: ground_truth.call_sites.0.kind: Input should be 'import', 'call', 'method_call', 'attribute' or 'dynamic' (got 'text_mention')",
+        "case alpha__navamai: ground_truth.call_sites.0.kind: Input should be "
+        "'import', 'call', 'method_call', 'attribute' or 'dynamic' (got 'text_mention')",
     ),
     "unknown field": (
         lambda d: _case(d).update(sah="typo"),
@@ -175,7 +182,8 @@ BAD_FILES = {
     ),
     "key with a trailing newline": (
         lambda d: _case(d).update(python="cpython-3.12.9-macos-aarch64-none\n"),
-        "case alpha__navamai: python: expected a full uv interpreter key like cpython-3.12.9-macos-aarch64-none, got 'cpython-3.12.9-macos-aarch64-none\\n'",
+        "case alpha__navamai: python: expected a full uv interpreter key like "
+        "cpython-3.12.9-macos-aarch64-none, got 'cpython-3.12.9-macos-aarch64-none\\n'",
     ),
     "id that climbs out": (
         lambda d: _case(d).update(id="..", full_name="alpha/.."),
@@ -203,11 +211,13 @@ BAD_FILES = {
     ),
     "absolute key path": (
         lambda d: _case(d)["ground_truth"]["call_sites"][0].update(path="/etc/passwd"),
-        "case alpha__navamai: ground_truth.call_sites.0.path: expected a path relative to the checkout, without .., got '/etc/passwd'",
+        "case alpha__navamai: ground_truth.call_sites.0.path: "
+        "expected a path relative to the checkout, without .., got '/etc/passwd'",
     ),
     "key path that climbs out": (
         lambda d: _case(d)["ground_truth"]["must_not_report"].append({"path": "src/../../x.py", "line": 1, "why": "x"}),
-        "case alpha__navamai: ground_truth.must_not_report.0.path: expected a path relative to the checkout, without .., got 'src/../../x.py'",
+        "case alpha__navamai: ground_truth.must_not_report.0.path: "
+        "expected a path relative to the checkout, without .., got 'src/../../x.py'",
     ),
     "repo that is a git option": (
         lambda d: _case(d).update(repo="--upload-pack=touch /tmp/pwned"),
@@ -223,7 +233,8 @@ BAD_FILES = {
     ),
     "unknown pack": (
         lambda d: _case(d).update(change="something-else"),
-        "case alpha__navamai: provider/change: expected one of gemini/google-generativeai-to-google-genai, openai/openai-0-to-1, py-pdf/pypdf2-to-pypdf, got 'gemini/something-else'",
+        "case alpha__navamai: provider/change: expected one of gemini/google-generativeai-to-google-genai, "
+        "openai/openai-0-to-1, py-pdf/pypdf2-to-pypdf, got 'gemini/something-else'",
     ),
 }
 
@@ -274,7 +285,7 @@ def test_a_hostile_case_file_is_one_line_and_touches_nothing(pytester: pytest.Py
 
 
 def test_every_problem_is_reported_at_once(pytester: pytest.Pytester) -> None:
-    def mutate(data: dict) -> None:
+    def mutate(data: dict[str, Any]) -> None:
         data["cases"][0]["sha"] = "short"
         data["cases"][1]["python"] = "3.12"
 

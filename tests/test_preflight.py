@@ -52,8 +52,12 @@ def test_interpreter_requests_follow_the_policy(tmp_path: Path) -> None:
 
 
 def test_disk_room_is_estimated_per_case_on_disk_at_once(tmp_path: Path) -> None:
-    plenty = lambda _: 100 * CASE_DISK_BYTES
-    scarce = lambda _: CASE_DISK_BYTES
+    def plenty(_: Path) -> int:
+        return 100 * CASE_DISK_BYTES
+
+    def scarce(_: Path) -> int:
+        return CASE_DISK_BYTES
+
     assert disk_problem(tmp_path / "work", 20, False, 2, plenty) is None
     assert disk_problem(tmp_path / "work", 20, False, 1, scarce) is None  # one at a time fits
     line = disk_problem(tmp_path / "work", 20, True, 1, scarce)

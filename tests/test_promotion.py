@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_obelize_bench.error_classes import error_class
 from pytest_obelize_bench.promotion import (
+    Decision,
     Policy,
     PolicyError,
     decide,
@@ -28,9 +30,9 @@ def failed(decision: object) -> list[str]:
     return [r.rule for r in decision.failed]  # type: ignore[attr-defined]
 
 
-def reason(decision: object, rule: str) -> str:
+def reason(decision: Decision, rule: str) -> str:
     """The text of the rule's failed check if one failed, else of its first check."""
-    checks = [r for r in decision.reasons if r.rule == rule]  # type: ignore[attr-defined]
+    checks = [r for r in decision.reasons if r.rule == rule]
     return next((r.text for r in checks if not r.holds), checks[0].text)
 
 
@@ -111,7 +113,7 @@ def test_a_partial_run_is_insufficient_evidence() -> None:
         ({"interpreter_policy": "exact"}, "same_pins"),
     ],
 )
-def test_evidence_that_cannot_decide(overrides: dict[str, object], rule: str) -> None:
+def test_evidence_that_cannot_decide(overrides: dict[str, Any], rule: str) -> None:
     incumbent = runs.run_with("old", {0, 1})
     candidate = runs.run_with("new", set(range(18)), **overrides)
     decision = decide(Policy(), incumbent, candidate, now=NOW)

@@ -23,7 +23,7 @@ def test_pass_hat_k_by_hand_two_of_three() -> None:
     ]
     case = case_repeatability(attempts)
     # C(2,1)/C(3,1) = 2/3, C(2,2)/C(3,2) = 1/3, C(2,3)/C(3,3) = 0
-    assert case.pass_hat == (pytest.approx(2 / 3), pytest.approx(1 / 3), 0.0)
+    assert case.pass_hat == pytest.approx((2 / 3, 1 / 3, 0.0))
     assert case.successes == 2 and case.n == 3
     assert case.stability() == "verified_success 2, patched_unverified 1"
     assert case.flaky and case.baseline_flaky
@@ -94,7 +94,7 @@ def test_round_pass_hat_k_is_the_mean_over_graded_cases_with_enough_attempts() -
     k1 = (Fraction(2, 3) + 1 + Fraction(1, 2)) / 3
     k2 = (Fraction(1, 3) + 1 + 0) / 3
     k3 = (Fraction(0) + 1) / 2
-    assert summary.pass_hat == (pytest.approx(float(k1)), pytest.approx(float(k2)), pytest.approx(float(k3)))
+    assert summary.pass_hat == pytest.approx((float(k1), float(k2), float(k3)))
     assert [c.case for c in summary.flaky] == ["a", "c"]
     assert summary.as_dict()["pass_hat_k"]["3"] == pytest.approx(0.5)
 

@@ -517,7 +517,8 @@ def test_a_step_that_outlasts_its_timeout_takes_its_daemons_with_it(tmp_path: Pa
     beat = made.home / "beat"
     code = f"""
     import signal, subprocess, sys, time
-    daemon = "import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True:\\n    open({str(beat)!r}, 'a').write('.')\\n    time.sleep(0.05)\\n"
+    daemon = ("import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"
+              "while True:\\n    open({str(beat)!r}, 'a').write('.')\\n    time.sleep(0.05)\\n")
     subprocess.Popen([sys.executable, "-c", daemon], start_new_session=True,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -10,6 +10,7 @@ real round (uv venvs and PyPI installs) and are marked slow.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -157,7 +158,8 @@ def beating(path: Path, wait: float = 0.6) -> bool:
 
 def record_of(pytester: pytest.Pytester) -> dict[str, Any]:
     path = pytester.path / "work" / "fixtures" / "hostile.logs" / "record.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return record
 
 
 @pytest.fixture
@@ -239,10 +241,8 @@ def test_without_the_sandbox_the_old_guarantees_hold(pytester: pytest.Pytester, 
     finally:
         pid_file = home / "setsid.beat.pid"
         if pid_file.is_file():  # a session of its own is out of reach without the sandbox
-            try:
+            with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(pid_file.read_text(encoding="utf-8")), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
 
 
 def test_bwrap_that_cannot_run_is_a_usage_error_naming_the_cause(

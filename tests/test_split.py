@@ -1,7 +1,7 @@
 """The dev/holdout split rule (pytest_obelize_bench.split).
 
-Hand-built inputs pin the rule's parts one at a time; the upstream round-1 file, when it sits
-beside the project, pins the whole rule against splits somebody else computed.
+Hand-built inputs pin the rule's parts one at a time; upstream's round-1 file (a byte-for-byte
+copy in tests/data/upstream) pins the whole rule against splits somebody else computed.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import hashlib
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,7 +23,8 @@ from pytest_obelize_bench.split import (
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM_CASES = PROJECT_ROOT.parent / "shared" / "upstream" / "cases.yaml"
+#: Upstream's round-1 case file, byte for byte (tests/data/upstream/SOURCE.txt).
+UPSTREAM_CASES = PROJECT_ROOT / "tests" / "data" / "upstream" / "cases.yaml"
 OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"
 
 
@@ -235,13 +237,9 @@ def test_a_case_without_a_side_is_named() -> None:
 
 
 @pytest.fixture(scope="module")
-def upstream_round_1() -> dict:
-    if not UPSTREAM_CASES.is_file():
-        pytest.skip(
-            f"upstream round-1 case file not found at {UPSTREAM_CASES}: "
-            "the shared/upstream folder must sit beside the project"
-        )
-    return yaml.safe_load(UPSTREAM_CASES.read_text(encoding="utf-8"))
+def upstream_round_1() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(UPSTREAM_CASES.read_text(encoding="utf-8"))
+    return data
 
 
 def _stratum_from_our_file() -> dict[str, bool]:
@@ -250,7 +248,7 @@ def _stratum_from_our_file() -> dict[str, bool]:
     return {case["id"]: case["has_test_files"] for case in ours["cases"]}
 
 
-def test_round_1_splits_are_reproduced_exactly(upstream_round_1: dict) -> None:
+def test_round_1_splits_are_reproduced_exactly(upstream_round_1: dict[str, Any]) -> None:
     testable = _stratum_from_our_file()
     cases = upstream_round_1["cases"]
     members = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import stats as scipy_stats  # type: ignore[import-untyped]  # scipy ships no type information
 
 from pytest_obelize_bench.stats import (
     Rate,
@@ -15,8 +16,6 @@ from pytest_obelize_bench.stats import (
     rate_of,
     wilson_interval,
 )
-
-scipy_stats = pytest.importorskip("scipy.stats")
 
 # anchors.md section 5.1, "Worked values at obelize's sizes", to three decimals.
 WILSON_TABLE = [

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -94,7 +95,13 @@ class SubprocessRunner:
         start = time.monotonic()
         try:
             proc = subprocess.run(
-                list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout
+                list(argv),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
             )
         except subprocess.TimeoutExpired:
             return Done(124, time.monotonic() - start, True)
@@ -248,7 +255,7 @@ def test_a_real_pytest_report(tmp_path: Path) -> None:
         "python -m pytest -q -p no:cacheprovider", interpreter=Path(sys.executable), junit=report
     )
     assert is_pytest
-    subprocess.run(argv, cwd=project, capture_output=True, timeout=120)
+    subprocess.run(argv, cwd=project, capture_output=True, timeout=120, check=False)
     assert junit_counts(report) == (2, 1, 1, 1)
 
 
@@ -294,12 +301,14 @@ def junit_writer(text: str, code: int = 0, **done: object) -> Callable[[list[str
     return act
 
 
-def phase(runner: FakeRunner, tmp_path: Path, test_cmd: str | None, name: str = "baseline") -> SuiteResult:
+def phase(
+    runner: FakeRunner, tmp_path: Path, test_cmd: str | None, name: Literal["baseline", "after"] = "baseline"
+) -> SuiteResult:
     return run_suite(
         runner,
         phase=name,
         number=5 if name == "baseline" else 8,
-        test_cmd=test_cmd,  # type: ignore[arg-type]
+        test_cmd=test_cmd,
         interpreter=INTERP,
         junit_dir=tmp_path / "logs" / "junit",
         timeout=600,
@@ -466,7 +475,7 @@ def test_real_compile(tmp_path: Path) -> None:
     (tmp_path / "nul.py").write_bytes(b"x = 1\x00\n")
     (tmp_path / "side_effect.py").write_text("open('imported', 'w').write('x')\n")
     runner = SubprocessRunner()
-    kwargs = {"interpreter": Path(sys.executable), "checkout": tmp_path}
+    kwargs: dict[str, Any] = {"interpreter": Path(sys.executable), "checkout": tmp_path}
     assert compile_written(runner, written=["good.py", "pkg/latin.py", "side_effect.py"], **kwargs) is True
     assert compile_written(runner, written=["good.py", "bad.py"], **kwargs) is False
     assert compile_written(runner, written=["nul.py"], **kwargs) is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +15,12 @@ from pytest_obelize_bench.cases import (
     ManifestRow,
     Retired,
     Review,
+    load_case_file,
 )
 from pytest_obelize_bench.record import ErrorInfo, Measurements, SuiteResult
 from pytest_obelize_bench.tiers import ceiling, tier
 
+PROJECT = Path(__file__).resolve().parents[1]
 PASS = SuiteResult(status="pass", passed=3, failed=0, skipped=0)
 FAIL = SuiteResult(status="fail", passed=1, failed=2, skipped=0)
 ERROR = ErrorInfo(step="install-to-check", reason="version_mismatch", detail="google-genai: pinned 1, installed 2")
@@ -284,13 +287,30 @@ def test_ceiling_order() -> None:
     assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_UNREVIEWED
 
 
-def test_ceiling_strings_are_the_protocol_words() -> None:
-    assert tiers.CAP_MANUAL == "a row the key marks `manual`"
-    assert tiers.CAP_FLAGGED == "a row the pack flags rather than edits"
-    assert tiers.CAP_NO_TEST == "no test command"
-    assert tiers.CAP_NOT_COVERED == "the tests do not cover the change"
-    assert tiers.CAP_NOTHING == "the key names nothing to migrate"
-    assert tiers.CAP_CONTROL == "a negative control is excluded from the rate"
+def _published_ceilings(round_heading: str) -> dict[str, str | None]:
+    """The ceiling table of one round's block in the published document, case by case."""
+    document = (PROJECT / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    block = document.split(round_heading + "\n", 1)[1]
+    table = block.split("#### Ceiling, from the keys alone", 1)[1].split("| Capped by |\n|---|---|---|---|\n", 1)[1]
+    caps: dict[str, str | None] = {}
+    for line in table.split("\n\n", 1)[0].splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] != "**Total**":
+            caps[cells[0].strip("`")] = None if cells[3] == "--" else cells[3]
+    return caps
+
+
+def test_the_published_ceiling_column_is_what_ceiling_gives_for_the_shipped_keys() -> None:
+    case_file = load_case_file(PROJECT / "cases" / "cases.yaml")
+    want = {case.id: ceiling(case) for case in case_file.cases if not case.control}
+    published = _published_ceilings("### Round 2")
+    assert published == want
+    # the words readers see are the protocol's, for the caps the shipped keys hit
+    assert set(published.values()) == {
+        "a row the key marks `manual`",
+        "a row the pack flags rather than edits",
+        "no test command",
+    }
 
 
 def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
@@ -314,7 +334,7 @@ def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
         ({"detected": None, "manifest_reported": 0, "false_positive_edit": 0, "patch_applied": False}, None),
     ],
 )
-def test_a_control_holds_only_with_no_call_site_and_no_pin(fields: dict, held: bool | None) -> None:
+def test_a_control_holds_only_with_no_call_site_and_no_pin(fields: dict[str, Any], held: bool | None) -> None:
     from pytest_obelize_bench.tiers import control_held
 
     assert control_held(None, Measurements(**fields)) is held
