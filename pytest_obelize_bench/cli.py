@@ -288,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--check",
         action="store_true",
         help="write nothing; exit 1 when the document differs from a fresh render, a round folder holds an "
-        "unknown or refused file or a stored tier tier() disagrees with, or the published records are not one complete run",
+        "unknown or refused file or a stored tier tier() disagrees with, "
+        "or the published records are not one complete run",
     )
     _add_paths(p)
     p = sub.add_parser("regrade", help="re-grade a round from its stored artefacts and the current case file")

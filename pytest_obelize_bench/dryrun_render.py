@@ -29,7 +29,8 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         (
             f"From `results/dryrun/{pack_slug(document.pack)}/dryrun.json`: each repository of the frame at its pinned "
             f"commit through `obelize fix --pack {document.pack} --model none`, without `--apply`. The frame always "
-            "runs whole. There is no answer key, so `complete` means the plan would write something, not that it is right."
+            "runs whole. There is no answer key, so `complete` means the plan would write something, "
+            "not that it is right."
         ),
         "",
     ]

@@ -31,8 +31,8 @@ def spellings(path: os.PathLike[str] | str) -> list[str]:
     """The spellings of ``path``: as given, absolute, and resolved; duplicates and "/" dropped."""
     given = os.fspath(path)
     found: list[str] = []
-    for text in (given, os.path.abspath(given), str(Path(given).resolve())):
-        text = text.rstrip(os.sep) if len(text) > 1 else text
+    for spelling in (given, os.path.abspath(given), str(Path(given).resolve())):
+        text = spelling.rstrip(os.sep) if len(spelling) > 1 else spelling
         if len(text) > 1 and text not in found:
             found.append(text)
     return found

@@ -94,7 +94,8 @@ def gather_cases(source: Path) -> tuple[dict[str, CollectedCase], list[str], lis
         if not os.path.lexists(facts):
             if record.error is not None:
                 left_out.append(
-                    f"{case_id}: left out, it errored at {record.error.step} ({record.error.reason}) before obelize left a run folder"
+                    f"{case_id}: left out, it errored at {record.error.step} ({record.error.reason}) "
+                    "before obelize left a run folder"
                 )
             else:
                 problems.append(
@@ -152,7 +153,8 @@ def collect(results_dir: Path, number: int, *, run: str | None, force: bool, out
             return 0
         if not force:
             print(
-                f"{target}: already written and a new collect would change it ({reason}); refused (--force replaces it)",
+                f"{target}: already written and a new collect would change it ({reason}); "
+                "refused (--force replaces it)",
                 file=out,
             )
             return 1
@@ -256,7 +258,7 @@ def adrs_in(checkout: Path) -> set[str]:
     """The ``ADR-NNN`` ids of every file or folder named for one under the checkout (no symlink followed)."""
     found: set[str] = set()
     seen = 0
-    for folder, dirs, files in os.walk(checkout, followlinks=False):
+    for _folder, dirs, files in os.walk(checkout, followlinks=False):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in {"node_modules", "__pycache__"}]
         for name in (*dirs, *files):
             seen += 1
@@ -319,7 +321,8 @@ def check(results_dir: Path, cases_path: Path, rounds: Sequence[int] | None, obe
             loaded = load_analysis(results_dir, cases_dir, number, case_file.cases)
             if loaded is None:
                 raise ErrorsInputError(
-                    f"{collected_path(results_dir, number)}: does not exist; run `obelize-bench errors collect --round {number}`"
+                    f"{collected_path(results_dir, number)}: does not exist; "
+                    f"run `obelize-bench errors collect --round {number}`"
                 )
         except ErrorsInputError as exc:
             print(str(exc), file=out)

@@ -98,7 +98,8 @@ def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
     if decisions:
         inc = decisions[0].incumbent_figures
         lines.append(
-            f"incumbent  {inc.label}: verified_success {inc.rate.format()}, rows {rows(inc.rows_migrated)}, runtime {cost(inc.cost_seconds)}"
+            f"incumbent  {inc.label}: verified_success {inc.rate.format()}, rows {rows(inc.rows_migrated)}, "
+            f"runtime {cost(inc.cost_seconds)}"
         )
     header = f"{'candidate':<28} {'decision':<22} {'verified_success':<26} {'rows':>6} {'runtime':>9}  failed rules"
     lines.append(header)
@@ -106,7 +107,8 @@ def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
         c = d.candidate_figures
         failed = ", ".join(dict.fromkeys(r.rule for r in d.failed)) or "--"
         lines.append(
-            f"{d.candidate:<28} {d.outcome:<22} {c.rate.format():<26} {rows(c.rows_migrated):>6} {cost(c.cost_seconds):>9}  {failed}"
+            f"{d.candidate:<28} {d.outcome:<22} {c.rate.format():<26} "
+            f"{rows(c.rows_migrated):>6} {cost(c.cost_seconds):>9}  {failed}"
         )
     for d in decisions:
         for r in d.failed:

@@ -24,6 +24,7 @@ from pytest_obelize_bench.published import (
 from pytest_obelize_bench.record import RecordError, repeat_stems
 from pytest_obelize_bench.runs import (
     IMPORTED_KIND,
+    RunManifest,
     incomplete_reasons,
     infrastructure_errors,
     read_manifest,
@@ -109,9 +110,38 @@ def publication_problems(
     if note is None:
         if published.records:
             return [
-                f"{label}: {len(published.records)} published record(s) but no {PUBLICATION_NAME}: they come from no recorded run"
+                f"{label}: {len(published.records)} published record(s) but no {PUBLICATION_NAME}: "
+                "they come from no recorded run"
             ]
         return []
+    problems = _round_against_note(round_folder, round_number, published, note, label)
+    try:
+        manifest = read_manifest(run_folder(results, round_number, note.run))
+    except (RecordError, ValueError) as exc:
+        return [
+            *problems,
+            f"{label}: the published run {note.run} has no readable manifest: {str(exc).splitlines()[0]}",
+        ]
+    if manifest.kind == IMPORTED_KIND:
+        if sorted(manifest.cases_recorded) != sorted(note.records):
+            problems.append(f"{label}: the imported run {note.run} recorded other cases than were published")
+        return problems
+    problems.extend(_note_against_run(results, round_number, manifest, note, label, expected))
+    infra = infrastructure_errors(published.records)
+    if infra and not note.with_infrastructure_errors:
+        problems.append(f"{label}: {len(infra)} infrastructure error(s) published without being declared")
+    if note.infrastructure_errors != len(infra):
+        problems.append(
+            f"{label}: {PUBLICATION_NAME} declares {note.infrastructure_errors} infrastructure error(s), "
+            f"the records hold {len(infra)}"
+        )
+    return problems
+
+
+def _round_against_note(
+    round_folder: Path, round_number: int, published: PublishedRound, note: Publication, label: str
+) -> list[str]:
+    """The round folder's records and repeats must be exactly the ones the note lists."""
     problems: list[str] = []
     if note.round != round_number:
         problems.append(f"{round_folder / PUBLICATION_NAME}: field round says {note.round}")
@@ -125,33 +155,21 @@ def publication_problems(
         if case in note.records and sha256_text(text) != note.records[case]:
             problems.append(f"{round_folder / (case + '.json')}: differs from what run {note.run} published")
     problems.extend(_repeat_problems(round_folder, note, label))
-    try:
-        manifest = read_manifest(run_folder(results, round_number, note.run))
-    except (RecordError, ValueError) as exc:
-        return [
-            *problems,
-            f"{label}: the published run {note.run} has no readable manifest: {str(exc).splitlines()[0]}",
-        ]
-    if manifest.kind == IMPORTED_KIND:
-        if sorted(manifest.cases_recorded) != sorted(note.records):
-            problems.append(f"{label}: the imported run {note.run} recorded other cases than were published")
-        return problems
-    folder = run_folder(results, round_number, note.run)
-    found = read_run_records(folder, note.records)
-    problems.extend(found.problems)
+    return problems
+
+
+def _note_against_run(
+    results: Path, round_number: int, manifest: RunManifest, note: Publication, label: str, expected: Iterable[str]
+) -> list[str]:
+    """The note's records must be the run's latest, and the run must be complete."""
+    found = read_run_records(run_folder(results, round_number, note.run), note.records)
+    problems = list(found.problems)
     for case, text in sorted(found.texts.items()):
         if note.records.get(case) != sha256_text(text):
             problems.append(f"{label}: the published {case}.json is not run {note.run}'s latest record")
     wanted = sorted(set(expected) | set(manifest.cases_expected))
     for reason in incomplete_reasons(manifest, found.records, wanted):
         problems.append(f"{label}: the published run {note.run} is not complete: {reason}")
-    infra = infrastructure_errors(published.records)
-    if infra and not note.with_infrastructure_errors:
-        problems.append(f"{label}: {len(infra)} infrastructure error(s) published without being declared")
-    if note.infrastructure_errors != len(infra):
-        problems.append(
-            f"{label}: {PUBLICATION_NAME} declares {note.infrastructure_errors} infrastructure error(s), the records hold {len(infra)}"
-        )
     return problems
 
 

@@ -9,6 +9,7 @@ document that differs from a fresh render.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -129,10 +130,8 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
     folder = Path(results_dir) / f"round-{n}"
     published = read_published(folder, [case.id for case in case_file.cases])
     records = _with_pin_counts(published.records, Path(results_dir) / "errors" / f"round-{n}.json")
-    if n < case_file.round:
-        cases = [case for case in case_file.cases if case.id in records]
-    else:
-        cases = list(case_file.cases)
+    earlier = n < case_file.round
+    cases = [case for case in case_file.cases if case.id in records] if earlier else list(case_file.cases)
     problems = list(published.problems)
     note: dict[str, Any] | None = None
     try:
@@ -174,10 +173,9 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     document = results_dir / DOCUMENT_NAME
     existing = document.read_text(encoding="utf-8") if document.exists() else None
     block, errors = render_round_block(data), {}
-    try:
+    # An unreadable error-analysis file never costs the round its block; --check names it.
+    with contextlib.suppress(ValueError):
         block, errors = _errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
-    except ValueError:  # an unreadable error-analysis file never costs the round its block; --check names it
-        pass
     write_atomically(document, render_document(existing, {n: block}))
     summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
     write_atomically(summary_path, _dump({**round_summary(data), **errors}))

@@ -236,5 +236,6 @@ def file_problems(head: _FileHead, cases: Sequence[Case]) -> Found:
         elif move.to_split not in SPLITS or move.from_split not in SPLITS:
             yield (
                 "split",
-                f"split_moves.{index}: expected dev/holdout sides, got {quoted(move.from_split)} -> {quoted(move.to_split)}",
+                f"split_moves.{index}: expected dev/holdout sides, "
+                f"got {quoted(move.from_split)} -> {quoted(move.to_split)}",
             )

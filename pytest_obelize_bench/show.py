@@ -123,7 +123,8 @@ def print_explanation(data: Mapping[str, Any], out: TextIO, *, as_json: bool) ->
         flag = " TIMED OUT" if step["timed_out"] else ""
         where = step["log"] if step["log_exists"] else f"{step['log']} (gone)" if step["log"] else "--"
         print(
-            f"  {step['number']:>2} {step['name']:<20} exit {step['exit_code']:>3}  {step['duration_s']:>8.2f}s{flag}  {where}",
+            f"  {step['number']:>2} {step['name']:<20} exit {step['exit_code']:>3}  "
+            f"{step['duration_s']:>8.2f}s{flag}  {where}",
             file=out,
         )
     if data["unmigrated"] is None:

@@ -117,8 +117,9 @@ def compute_split(members: Sequence[SplitMember]) -> dict[str, str]:
     the holdout with all of its cases in that stratum, until the holdout holds at least
     ceil(n/3) of the stratum's n cases. An owner is whole across strata too: one taken into the
     holdout in the testable stratum takes its cases of the other stratum with it, and they count
-    there. The result depends only on the members, never on the order they were given in. Duplicate ids or repository names raise ValueError: a case counted twice
-    would move the threshold.
+    there. The result depends only on the members, never on the order they were given in.
+    Duplicate ids or repository names raise ValueError: a case counted twice would move the
+    threshold.
     """
     _check_members(members)
     holdout_owners: set[str] = set()
