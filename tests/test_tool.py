@@ -17,13 +17,10 @@ import pytest
 from pytest_obelize_bench import tool as tool_module
 from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, ManifestRow
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.evidence_copy import copy_artefacts
 from pytest_obelize_bench.grade import grade
 from pytest_obelize_bench.record import SuiteResult
-from pytest_obelize_bench.runfolder import (
-    copy_artefacts,
-    load_artefacts_dir,
-    locate_run_folder,
-)
+from pytest_obelize_bench.runfolder import load_artefacts_dir, locate_run_folder
 from pytest_obelize_bench.suite import compile_written
 from pytest_obelize_bench.tool import (
     DOCUMENTED_EXIT_CODES,
