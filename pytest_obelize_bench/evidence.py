@@ -18,7 +18,6 @@ decision to call insufficient, never guessed here.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -29,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from pytest_obelize_bench.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.record import (
     RecordError,
     parse_record,
@@ -36,12 +36,7 @@ from pytest_obelize_bench.record import (
     record_file_name,
 )
 from pytest_obelize_bench.repeatability import AttemptFacts, attempt_facts
-from pytest_obelize_bench.runfolder import (
-    Artefacts,
-    UntrustedFileError,
-    artefacts_from_json,
-    read_untrusted,
-)
+from pytest_obelize_bench.safe_io import UntrustedFileError, read_untrusted_json, read_untrusted_text
 
 __all__ = [
     "MANIFEST_NAME",
@@ -163,23 +158,20 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 
 def _read_text(path: Path, cap: int) -> str:
     try:
-        data = read_untrusted(path, cap)
+        return read_untrusted_text(path, cap)
     except UntrustedFileError as exc:
         raise EvidenceError(str(exc)) from None
+
+
+def _read_json(path: Path, cap: int) -> dict[str, Any]:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EvidenceError(f"{path}: not UTF-8 (byte {exc.start})") from None
+        return read_untrusted_json(path, cap)
+    except UntrustedFileError as exc:
+        raise EvidenceError(str(exc)) from None
 
 
 def _read_manifest(path: Path) -> RunManifest:
-    text = _read_text(path, MAX_MANIFEST_BYTES)
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise EvidenceError(f"{path}: not JSON: {str(exc)[:200]}") from None
-    if not isinstance(data, dict):
-        raise EvidenceError(f"{path}: expected a JSON object")
+    data = _read_json(path, MAX_MANIFEST_BYTES)
     try:
         return RunManifest.model_validate(data)
     except ValidationError as exc:
@@ -292,12 +284,5 @@ def read_decision_documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
         path = folder / entry.name
         if entry.is_symlink():
             raise EvidenceError(f"{path}: a symlinked decision document is refused")
-        text = _read_text(path, MAX_DECISION_BYTES)
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise EvidenceError(f"{path}: not JSON: {str(exc)[:200]}") from None
-        if not isinstance(data, dict):
-            raise EvidenceError(f"{path}: expected a JSON object")
-        documents.append((path, data))
+        documents.append((path, _read_json(path, MAX_DECISION_BYTES)))
     return documents
