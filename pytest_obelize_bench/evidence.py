@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from pytest_obelize_bench.record import (
     record_file_name,
 )
 from pytest_obelize_bench.repeatability import AttemptFacts, attempt_facts
-from pytest_obelize_bench.safe_io import UntrustedFileError, read_untrusted_json, read_untrusted_text
+from pytest_obelize_bench.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
 
 __all__ = [
     "MANIFEST_NAME",
@@ -132,14 +131,14 @@ def resolve_run(spec: str, results_dir: Path) -> Path:
 
 def _real_folder(path: Path, what: str) -> None:
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise EvidenceError(f"{path}: {what} does not exist") from None
+        kind = entry_kind(path)
     except OSError as exc:
         raise EvidenceError(f"{path}: {what} cannot be inspected: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(info.st_mode):
+    if kind == "missing":
+        raise EvidenceError(f"{path}: {what} does not exist")
+    if kind == "symlink":
         raise EvidenceError(f"{path}: {what} is a symlink; refused")
-    if not stat.S_ISDIR(info.st_mode):
+    if kind != "directory":
         raise EvidenceError(f"{path}: {what} is not a folder")
 
 

@@ -12,7 +12,6 @@ and it cannot be trusted), never a crash of the round.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +40,11 @@ from pytest_obelize_bench.run_documents import (
     path_problem,
 )
 from pytest_obelize_bench.safe_io import (
+    EntryKind,
     NotRegular,
     TooLarge,
     UntrustedFileError,
+    entry_kind,
     open_directory,
     parse_json,
     read_bounded,
@@ -90,32 +91,32 @@ def _no_folder(detail: str) -> CaseError:
     return CaseError(_STEP, "no_run_folder", detail)
 
 
-def _real_directory(path: Path, shown: str) -> None:
-    """``path`` must exist as a directory that is not a symlink."""
+def _kind(path: Path, shown: str) -> EntryKind:
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise _no_folder(f"obelize wrote no run folder: {shown} does not exist") from None
+        kind = entry_kind(path)
     except OSError as error:
         raise _no_folder(f"{shown} cannot be inspected: {error.strerror}") from None
-    if stat.S_ISLNK(info.st_mode):
+    if kind == "missing":
+        raise _no_folder(f"obelize wrote no run folder: {shown} does not exist")
+    return kind
+
+
+def _real_directory(path: Path, shown: str) -> None:
+    """``path`` must exist as a directory that is not a symlink."""
+    kind = _kind(path, shown)
+    if kind == "symlink":
         raise _no_folder(f"{shown} is a symlink; the harness does not follow links out of a run")
-    if not stat.S_ISDIR(info.st_mode):
+    if kind != "directory":
         raise _no_folder(f"{shown} is not a directory")
 
 
 def _read_pointer(path: Path) -> str:
     """The bytes of ``.obelize/latest``: a regular file, not a symlink, at most a few KB."""
     shown = ".obelize/latest"
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise _no_folder(f"obelize wrote no run folder: {shown} does not exist") from None
-    except OSError as error:
-        raise _no_folder(f"{shown} cannot be inspected: {error.strerror}") from None
-    if stat.S_ISLNK(info.st_mode):
+    kind = _kind(path, shown)
+    if kind == "symlink":
         raise _no_folder(f"{shown} is a symlink, not the pointer file obelize writes")
-    if not stat.S_ISREG(info.st_mode):
+    if kind != "file":
         raise _no_folder(f"{shown} is not a regular file")
     try:
         data = read_bounded(path, MAX_POINTER_BYTES)

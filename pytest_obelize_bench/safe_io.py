@@ -15,7 +15,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 
 class TooLarge(Exception):
@@ -80,6 +80,22 @@ def open_directory(folder: Path) -> int:
         if error.errno in (errno.ELOOP, errno.ENOTDIR):
             raise NotRegular("is a symlink or not a directory") from None
         raise
+
+
+EntryKind = Literal["missing", "symlink", "directory", "file", "other"]
+
+
+def entry_kind(path: Path) -> EntryKind:
+    """What ``path`` itself is, without following a symlink; ``OSError`` when it cannot be inspected."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def read_bounded_file(path: Path, cap: int) -> bytes:
