@@ -9,7 +9,7 @@ A run is a session's folder, ``results/round-N/runs/<run-id>/``::
     artefacts/<same name>         the attempt's graded facts, when they were kept
 
 Everything in it is untrusted input that could have been edited or planted: every file is read
-bounded and never through a symlink (``runfolder.read_untrusted``), a symlinked record or folder
+bounded and never through a symlink (``safe_io``), a symlinked record or folder
 refuses the whole run, a record whose file name disagrees with its case or attempt is refused,
 and every problem is one ``EvidenceError`` line naming the file and the field. The manifest model
 tolerates fields it does not know and fields that are missing: a missing fact is left for the
