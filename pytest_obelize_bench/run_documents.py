@@ -146,12 +146,13 @@ class ModelUse(_Document):
 
 
 class RunDocument(_Document):
+    # In the order the fields are checked, so the first problem reported is the same as ever.
     run_id: Annotated[str | None, AfterValidator(_checked_run_id)] = None
-    exit_code: int | None = None
-    model: ModelUse | None = None
     file_edits: list[FileEditRow]
     withheld: list[WithheldRow]
     refused: list[RefusedRow] | None = None
+    exit_code: int | None = None
+    model: ModelUse | None = None
 
 
 class DocumentError(ValueError):
