@@ -16,7 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_obelize_bench.runfolder import Artefacts, read_untrusted
+from pytest_obelize_bench.graded_facts import Artefacts
+from pytest_obelize_bench.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
 
 #: The version of the collected file's shape; upstream's round-1 files are version 1 too.
 SCHEMA_VERSION: Literal[1] = 1
@@ -83,12 +84,10 @@ def _first_error(exc: ValidationError) -> str:
 
 def parse_collected(text: str, source: str) -> CollectedRound:
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise CollectedFileError(f"{source}: not JSON: {str(exc)[:200]}") from None
-    if not isinstance(data, dict):
-        raise CollectedFileError(f"{source}: expected a JSON object at the top level")
-    try:
+        parse_json_object(text, source)
+    except UntrustedFileError as exc:
+        raise CollectedFileError(str(exc)) from None
+    try:  # from the text: strict JSON mode reads a list as the tuple ``applied`` holds
         return CollectedRound.model_validate_json(text)
     except ValidationError as exc:
         raise CollectedFileError(f"{source}: {_first_error(exc)}") from None
@@ -97,13 +96,9 @@ def parse_collected(text: str, source: str) -> CollectedRound:
 def read_collected(path: Path) -> CollectedRound:
     """Read a collected file: a regular file, no symlink, within the byte cap, UTF-8 JSON, strict."""
     try:
-        data = read_untrusted(Path(path), MAX_COLLECTED_BYTES)
-    except ValueError as exc:
+        text = read_untrusted_text(Path(path), MAX_COLLECTED_BYTES)
+    except UntrustedFileError as exc:
         raise CollectedFileError(str(exc)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CollectedFileError(f"{path}: not UTF-8 (byte {exc.start})") from None
     return parse_collected(text, str(path))
 
 

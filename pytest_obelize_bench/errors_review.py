@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_obelize_bench.runfolder import read_untrusted
+from pytest_obelize_bench.safe_io import UntrustedFileError, read_untrusted_text
 
 CauseClass = Literal["withheld", "derived", "missed", "unexpected"]
 Disposition = Literal["rule_change", "scan_change", "limitation"]
@@ -103,11 +103,7 @@ def parse_review(text: str, source: str) -> ReviewFile:
 def read_review(path: Path) -> ReviewFile:
     """Read a reviewer file: bounded, never through a symlink, strictly shaped."""
     try:
-        data = read_untrusted(Path(path), MAX_REVIEW_BYTES)
-    except ValueError as exc:
+        text = read_untrusted_text(Path(path), MAX_REVIEW_BYTES)
+    except UntrustedFileError as exc:
         raise ReviewFileError(str(exc)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReviewFileError(f"{path}: not UTF-8 (byte {exc.start})") from None
     return parse_review(text, str(path))

@@ -9,7 +9,7 @@ A run is a session's folder, ``results/round-N/runs/<run-id>/``::
     artefacts/<same name>         the attempt's graded facts, when they were kept
 
 Everything in it is untrusted input that could have been edited or planted: every file is read
-bounded and never through a symlink (``runfolder.read_untrusted``), a symlinked record or folder
+bounded and never through a symlink (``safe_io``), a symlinked record or folder
 refuses the whole run, a record whose file name disagrees with its case or attempt is refused,
 and every problem is one ``EvidenceError`` line naming the file and the field. The manifest model
 tolerates fields it does not know and fields that are missing: a missing fact is left for the
@@ -18,10 +18,8 @@ decision to call insufficient, never guessed here.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from pytest_obelize_bench.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.record import (
     RecordError,
     parse_record,
@@ -36,12 +35,7 @@ from pytest_obelize_bench.record import (
     record_file_name,
 )
 from pytest_obelize_bench.repeatability import AttemptFacts, attempt_facts
-from pytest_obelize_bench.runfolder import (
-    Artefacts,
-    UntrustedFileError,
-    artefacts_from_json,
-    read_untrusted,
-)
+from pytest_obelize_bench.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
 
 __all__ = [
     "MANIFEST_NAME",
@@ -137,14 +131,14 @@ def resolve_run(spec: str, results_dir: Path) -> Path:
 
 def _real_folder(path: Path, what: str) -> None:
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise EvidenceError(f"{path}: {what} does not exist") from None
+        kind = entry_kind(path)
     except OSError as exc:
         raise EvidenceError(f"{path}: {what} cannot be inspected: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(info.st_mode):
+    if kind == "missing":
+        raise EvidenceError(f"{path}: {what} does not exist")
+    if kind == "symlink":
         raise EvidenceError(f"{path}: {what} is a symlink; refused")
-    if not stat.S_ISDIR(info.st_mode):
+    if kind != "directory":
         raise EvidenceError(f"{path}: {what} is not a folder")
 
 
@@ -163,23 +157,20 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 
 def _read_text(path: Path, cap: int) -> str:
     try:
-        data = read_untrusted(path, cap)
+        return read_untrusted_text(path, cap)
     except UntrustedFileError as exc:
         raise EvidenceError(str(exc)) from None
+
+
+def _read_json(path: Path, cap: int) -> dict[str, Any]:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EvidenceError(f"{path}: not UTF-8 (byte {exc.start})") from None
+        return read_untrusted_json(path, cap)
+    except UntrustedFileError as exc:
+        raise EvidenceError(str(exc)) from None
 
 
 def _read_manifest(path: Path) -> RunManifest:
-    text = _read_text(path, MAX_MANIFEST_BYTES)
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise EvidenceError(f"{path}: not JSON: {str(exc)[:200]}") from None
-    if not isinstance(data, dict):
-        raise EvidenceError(f"{path}: expected a JSON object")
+    data = _read_json(path, MAX_MANIFEST_BYTES)
     try:
         return RunManifest.model_validate(data)
     except ValidationError as exc:
@@ -292,12 +283,5 @@ def read_decision_documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
         path = folder / entry.name
         if entry.is_symlink():
             raise EvidenceError(f"{path}: a symlinked decision document is refused")
-        text = _read_text(path, MAX_DECISION_BYTES)
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise EvidenceError(f"{path}: not JSON: {str(exc)[:200]}") from None
-        if not isinstance(data, dict):
-            raise EvidenceError(f"{path}: expected a JSON object")
-        documents.append((path, data))
+        documents.append((path, _read_json(path, MAX_DECISION_BYTES)))
     return documents

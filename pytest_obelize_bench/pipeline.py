@@ -304,8 +304,8 @@ def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> Su
 
 def run_steps(run: CaseRun) -> None:
     """Steps 5 to 8; each one only if everything before it succeeded."""
+    from pytest_obelize_bench.evidence_copy import copy_artefacts, patch_publishable
     from pytest_obelize_bench.fix_step import run_fix
-    from pytest_obelize_bench.runfolder import copy_artefacts, patch_publishable
     from pytest_obelize_bench.suite import compile_written
     from pytest_obelize_bench.tool_info import ToolInfo
 

@@ -9,13 +9,12 @@ listed as unknown, for ``summarize --check`` to fail on.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_obelize_bench.record import Record, RecordError, parse_record, repeat_stems
-from pytest_obelize_bench.runfolder import _NotRegular, _read_bounded, _TooLarge
+from pytest_obelize_bench.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
 from pytest_obelize_bench.tiers import tier
 
 #: A record is a few kilobytes; anything past this is not one.
@@ -31,17 +30,9 @@ KNOWN_ENTRIES = frozenset({SUMMARY_NAME, PUBLICATION_NAME, ARTEFACTS_DIR, RUNS_D
 def read_bounded_text(path: Path, cap: int = RECORD_CAP_BYTES) -> str:
     """A small UTF-8 file, read without following a symlink; RecordError names the problem."""
     try:
-        data = _read_bounded(Path(path), cap)
-    except _TooLarge:
-        raise RecordError(f"{path}: larger than {cap} bytes; not read") from None
-    except _NotRegular as exc:
-        raise RecordError(f"{path}: {exc}; not read") from None
-    except OSError as exc:
-        raise RecordError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordError(f"{path}: not UTF-8") from None
+        return read_untrusted_text(Path(path), cap)
+    except UntrustedFileError as exc:
+        raise RecordError(str(exc)) from None
 
 
 def recomputed_tier(record: Record) -> str:
@@ -110,14 +101,10 @@ def read_published(folder: Path, case_ids: Iterable[str]) -> PublishedRound:
 
 def read_json_object(path: Path, cap: int = RECORD_CAP_BYTES) -> dict[str, object]:
     """A small JSON object file read like a record (bounded, no symlink)."""
-    text = read_bounded_text(path, cap)
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise RecordError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise RecordError(f"{path}: expected a JSON object")
-    return data
+        return parse_json_object(read_bounded_text(path, cap), str(path))
+    except UntrustedFileError as exc:
+        raise RecordError(str(exc)) from None
 
 
 __all__ = [

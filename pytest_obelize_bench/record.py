@@ -7,13 +7,14 @@ did not make it, and a null must never look measured.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+# ``write_atomically`` lives in safe_io; it stays importable from here for the record writers.
+from pytest_obelize_bench.safe_io import write_atomically as write_atomically
 
 SCHEMA_VERSION = 3
 READABLE_SCHEMA_VERSIONS = (2, 3)
@@ -219,19 +220,6 @@ def read_round_attempts(folder: Path) -> dict[str, list[Record]]:
             continue
         found.setdefault(record.case, []).append(record)
     return {case: sorted(records, key=lambda r: r.attempt_number) for case, records in found.items()}
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file and a rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def comparable(record: Record) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench.safe_io import UntrustedFileError, parse_json, read_untrusted_text
 from pytest_obelize_bench.validation import row_problem
 
 #: Largest scan document read back (the published one is 256 KB).
@@ -96,9 +97,9 @@ class ScanRecordError(Exception):
 
 def parse_scan_document(text: str, source: str) -> ScanDocument:
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ScanRecordError(f"{source}: top level: (file): not JSON: {str(exc)[:200]}") from None
+        data = parse_json(text, source)
+    except UntrustedFileError as exc:
+        raise ScanRecordError(f"{source}: top level: (file): {exc.problem}") from None
     try:
         return ScanDocument.model_validate(data)
     except ValidationError as exc:
@@ -107,17 +108,11 @@ def parse_scan_document(text: str, source: str) -> ScanDocument:
 
 def load_scan_document(path: Path | str) -> ScanDocument:
     """Read a scan document bounded, refusing a symlink; ``ScanRecordError`` with one line."""
-    from pytest_obelize_bench.runfolder import read_bounded_file
-
     path = Path(path)
     try:
-        data = read_bounded_file(path, MAX_SCAN_DOCUMENT_BYTES)
-    except (OSError, ValueError) as exc:
-        raise ScanRecordError(f"{path}: top level: (file): {exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ScanRecordError(f"{path}: top level: (file): not UTF-8 (byte {exc.start})") from None
+        text = read_untrusted_text(path, MAX_SCAN_DOCUMENT_BYTES)
+    except UntrustedFileError as exc:
+        raise ScanRecordError(f"{path}: top level: (file): {exc.problem}") from None
     return parse_scan_document(text, str(path))
 
 

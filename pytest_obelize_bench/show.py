@@ -14,9 +14,10 @@ from typing import Any, TextIO
 
 from pytest_obelize_bench.cases import Case
 from pytest_obelize_bench.error_classes import error_class
+from pytest_obelize_bench.evidence_copy import patch_publishable
 from pytest_obelize_bench.grade import expected_rows, landed_positions
+from pytest_obelize_bench.graded_facts import Artefacts
 from pytest_obelize_bench.record import Record
-from pytest_obelize_bench.runfolder import Artefacts, patch_publishable
 from pytest_obelize_bench.tiers import explain_tier
 
 PATCH_SHOWN_BYTES = 64 * 1024

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import stat
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
@@ -20,7 +19,8 @@ from typing import Literal
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.policy import DEFAULT_LIMITS, PYTHON_NAMES, Step
 from pytest_obelize_bench.record import SuiteResult
-from pytest_obelize_bench.runfolder import path_problem
+from pytest_obelize_bench.run_documents import path_problem
+from pytest_obelize_bench.safe_io import NotRegular, TooLarge, read_bounded
 from pytest_obelize_bench.steps import Runner
 
 #: Largest junit report read (a suite of tens of thousands of tests stays well under it).
@@ -88,27 +88,11 @@ def suite_argv(test_cmd: str, *, interpreter: Path, junit: Path) -> tuple[list[s
 
 
 def _read_report(path: Path) -> bytes | None:
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """The junit report, or None when it is missing, a symlink, not a regular file or too large."""
     try:
-        fd = os.open(path, flags)
-    except OSError:
+        return read_bounded(path, MAX_JUNIT_BYTES)
+    except (OSError, TooLarge, NotRegular):
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_JUNIT_BYTES:
-            return None
-        data = os.read(fd, MAX_JUNIT_BYTES + 1)
-        chunks = [data]
-        total = len(data)
-        while data and total <= MAX_JUNIT_BYTES:
-            data = os.read(fd, MAX_JUNIT_BYTES + 1 - total)
-            chunks.append(data)
-            total += len(data)
-        return None if total > MAX_JUNIT_BYTES else b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _count(element: ElementTree.Element, name: str) -> int:

@@ -12,19 +12,16 @@ import pytest
 
 from pytest_obelize_bench import runfolder
 from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.runfolder import (
+from pytest_obelize_bench.evidence_copy import copy_artefacts, patch_publishable
+from pytest_obelize_bench.graded_facts import (
     Artefacts,
     Finding,
     PlanEdit,
     Withheld,
     artefacts_from_json,
     artefacts_to_json,
-    copy_artefacts,
-    load_artefacts_dir,
-    locate_run_folder,
-    patch_publishable,
-    read_artefacts,
 )
+from pytest_obelize_bench.runfolder import load_artefacts_dir, locate_run_folder, read_artefacts
 
 RUN_ID = "20261202T101927Z-1234d9ad"
 

@@ -17,15 +17,12 @@ import pytest
 from pytest_obelize_bench import tool_env
 from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, ManifestRow
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.evidence_copy import copy_artefacts
 from pytest_obelize_bench.fix_step import fix_argv, run_fix
 from pytest_obelize_bench.grade import grade
 from pytest_obelize_bench.policy import TOOL_INSTALL_ENVIRONMENT, uv_binary
 from pytest_obelize_bench.record import SuiteResult
-from pytest_obelize_bench.runfolder import (
-    copy_artefacts,
-    load_artefacts_dir,
-    locate_run_folder,
-)
+from pytest_obelize_bench.runfolder import load_artefacts_dir, locate_run_folder
 from pytest_obelize_bench.suite import compile_written
 from pytest_obelize_bench.tool_adapter import DOCUMENTED_EXIT_CODES
 from pytest_obelize_bench.tool_env import pack_provenance, resolve_tool
