@@ -395,6 +395,7 @@ def install_pinned(
     version: str,
     interpreter: Path,
     timeout: float = INSTALL_TIMEOUT_S,
+    offline: bool = False,
 ) -> str:
     """Steps 4 and 7: install ``distribution==version`` into the case venv and check it there.
 
@@ -406,21 +407,22 @@ def install_pinned(
         raise ValueError(f"{distribution!r} is not a distribution name")
     if not _VERSION.fullmatch(version):
         raise ValueError(f"{version!r} is not a single exact version")
-    runner.run(
-        number,
-        name,
-        [
-            uv_binary(),
-            "pip",
-            "install",
-            "--no-config",
-            "--python",
-            os.fspath(interpreter),
-            f"{distribution}=={version}",
-        ],
-        timeout=timeout,
-        reason="install_failed",
+    argv = [
+        uv_binary(),
+        "pip",
+        "install",
+        "--no-config",
+        "--python",
+        os.fspath(interpreter),
+        f"{distribution}=={version}",
+    ]
+    # Environment reuse (envreuse.py): an environment resolved before installs offline from the
+    # warm cache; should that fail, the install runs online as without reuse.
+    went_offline = (
+        offline and runner.run(number, name, [*argv[:4], "--offline", *argv[4:]], timeout=timeout).exit_code == 0
     )
+    if not went_offline:
+        runner.run(number, name, argv, timeout=timeout, reason="install_failed")
     return check_installed_version(
         runner,
         number=number,

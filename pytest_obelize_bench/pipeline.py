@@ -266,17 +266,38 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
             timeout=run.limit("install"),
         )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_from = install_pinned(
-            run.steps(),
-            number=4,
-            name="install-from",
-            distribution=legacy,
-            version=case.from_version or "",
-            interpreter=run.venv().executable,
-            timeout=run.limit("install"),
+        run.sdk_from = _reused(
+            run,
+            [f"{legacy}=={case.from_version}"],
+            lambda offline: install_pinned(
+                run.steps(),
+                number=4,
+                name="install-from",
+                distribution=legacy,
+                version=case.from_version or "",
+                interpreter=run.venv().executable,
+                timeout=run.limit("install"),
+                offline=offline,
+            ),
         )
 
     return run.attempt(stage)
+
+
+# -- hook: environment reuse (envreuse.py) ------------------------------------------------
+def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
+    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
+    from pytest_obelize_bench.envreuse import Marks, environment_key, reuse_install
+
+    key = environment_key(
+        interpreter_used=run.venv().used,
+        exclude_newer=run.context.exclude_newer,
+        uv_cache=run.env.get("UV_CACHE_DIR"),
+        commands=run.case.install,
+        installs=installs,
+    )
+    marks = Marks(Path(run.context.work_root))
+    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
 
 
 def _set(value: _T | None, name: str) -> _T:
@@ -352,15 +373,20 @@ def run_steps(run: CaseRun) -> None:
             return
         from pytest_obelize_bench.environment import install_pinned, packages_digest
 
-        _, new = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_to = install_pinned(
-            run.steps(),
-            number=7,
-            name="install-to",
-            distribution=new,
-            version=case.to_version or "",
-            interpreter=run.venv().executable,
-            timeout=run.limit("install"),
+        legacy, new = PACK_DISTRIBUTIONS[case.pack]
+        run.sdk_to = _reused(
+            run,
+            [f"{legacy}=={case.from_version}", f"{new}=={case.to_version}"],
+            lambda offline: install_pinned(
+                run.steps(),
+                number=7,
+                name="install-to",
+                distribution=new,
+                version=case.to_version or "",
+                interpreter=run.venv().executable,
+                timeout=run.limit("install"),
+                offline=offline,
+            ),
         )
         run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
