@@ -404,6 +404,26 @@ def _sandbox_label(run: CaseRun) -> str:
     return provenance_label(settings, suites_network=run.case.tests_require_network, offline=run.offline)
 
 
+def _content_key(run: CaseRun) -> str | None:
+    """The key ``--bench-resume`` compares; only a round case whose venv was made has one."""
+    if run.offline or run.interpreter is None or not run.interpreter.used:
+        return None
+    from pytest_obelize_bench.content_key import content_key
+
+    context = run.context
+    return content_key(
+        run.case,
+        tool=context.tool,
+        packs=context.packs,
+        interpreter_used=run.interpreter.used,
+        exclude_newer=context.exclude_newer,
+        sandbox=_sandbox_label(run),
+        harness=context.harness,
+        harness_version=__version__,
+        attempt=run.attempt_number,
+    )
+
+
 def build_record(run: CaseRun) -> Record:
     """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
     from pytest_obelize_bench.grade import grade
@@ -454,6 +474,7 @@ def build_record(run: CaseRun) -> Record:
         harness_tree_dirty=context.harness.get("tree_dirty"),
         allow_dirty=context.allow_dirty if context.mode == "round" else None,
         sandbox=_sandbox_label(run),
+        content_key=_content_key(run),  # hook: resume (content_key.py)
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(
