@@ -70,9 +70,11 @@ def run_round(project: Path, results: Path, work: Path, junit: Path, env: dict[s
     argv += ["--bench-interpreter=minor", f"--bench-work={work}", f"--bench-results={results}"]
     argv += [f"--junitxml={junit}", "-q", *extra]
     started = time.monotonic()
-    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        argv, cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
+    )
     wall = time.monotonic() - started
-    if done.returncode not in (0,):
+    if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"a round ended with exit {done.returncode}")
     return wall
