@@ -53,6 +53,8 @@ class Controller:
         cases = {case.id: case for found in config.stash.get(COLLECT_PATHS_KEY, {}).values() for case in found}
         self.watch = Watch(cases)
         self.interrupted_missing: int | None = None
+        #: hook: resume (resume.py): the records --bench-resume keeps, by case
+        self.kept: dict[str, Record] = {}
         if self.writes_results:
             self._start_run()
 
@@ -76,6 +78,11 @@ class Controller:
         number = int(self.context.round or 0)
         rerun = self.config.getoption("--bench-rerun")
         given = self.config.getoption("--bench-run")
+        if self.config.getoption("--bench-resume") is not None:  # hook: resume
+            if rerun or given:
+                raise pytest.UsageError("--bench-resume continues a run by itself; leave out --bench-rerun/--bench-run")
+            self._start_resume(results, number)
+            return
         if rerun and not given:
             raise pytest.UsageError("--bench-rerun=errors needs --bench-run=RUN: the run whose errored cases to rerun")
         if given and not rerun:
@@ -96,6 +103,48 @@ class Controller:
         else:
             self.run_id = new_run_id()
         self.run_dir = run_folder(results, number, self.run_id)
+
+    def _start_resume(self, results: Path, number: int) -> None:
+        """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
+        from pytest_obelize_bench import __version__
+        from pytest_obelize_bench.cases import load_case_file
+        from pytest_obelize_bench.resume import LATEST, latest_run, plan_resume
+        from pytest_obelize_bench.runs import check_run_id, read_manifest, read_run_records, run_folder, runs_root
+
+        wanted = self.config.getoption("--bench-resume")
+        run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
+        if run_id is None:
+            raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
+        try:
+            check_run_id(run_id)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--bench-resume: {exc}") from None
+        folder = run_folder(results, number, run_id)
+        if not (folder / "run.json").is_file():
+            raise pytest.UsageError(f"--bench-resume: no run {run_id} in {folder.parent}")
+        cases = list(load_case_file(Path(self.context.cases_path)).cases)
+        plan = plan_resume(
+            run_id,
+            read_manifest(folder).exclude_newer,
+            self.context,
+            cases,
+            read_run_records(folder, [case.id for case in cases]).records,
+            cutoff_given=bool(self.config.getoption("--exclude-newer")),
+            harness_version=__version__,
+        )
+        self.context, self.run_id, self.only, self.kept = plan.context, run_id, plan.to_run, plan.kept
+        self.run_dir = folder
+
+    def _keep_resumed(self) -> None:
+        """Hook: resume.  The kept records stand in the run, marked, and count as this session's."""
+        from pytest_obelize_bench.record import write_atomically
+        from pytest_obelize_bench.resume import mark_resumed
+
+        assert self.run_dir is not None
+        for case, record in self.kept.items():
+            marked = mark_resumed(record, str(self.run_id))
+            write_atomically(self.run_dir / f"{case}.json", marked.to_json())
+            self.records[case] = marked
 
     def _selection(self) -> Any:
         from pytest_obelize_bench.runs import Selection
@@ -142,6 +191,8 @@ class Controller:
             )
         self.manifest = manifest
         write_manifest(self.run_dir, manifest)
+        if self.kept:  # hook: resume
+            self._keep_resumed()
         self._start_progress()
 
     def _start_progress(self) -> None:
@@ -293,6 +344,8 @@ class Controller:
             rewrite_junit(
                 Path(xml), self.records, Path(self.context.cases_path).stem if self.context.mode == "round" else None
             )
+        if self.kept and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # hook: resume: all kept
+            session.exitstatus = pytest.ExitCode.OK
         self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.outcome import EXIT_TIER_GATE
@@ -378,6 +431,8 @@ class Controller:
                 terminal.write_line(line)
             where = self.run_dir if self.run_dir is not None else self.context.round_results
             terminal.write_line(f"records written this session: {len(self.written)} in {where}")
+            if self.kept:  # hook: resume
+                terminal.write_line(f"resumed: {len(self.kept)} case(s) kept from run {self.run_id}, not run again")
             terminal.write_line(f"logs: {logs}")
             for line in self.publish_lines:
                 published = " published as round " in line

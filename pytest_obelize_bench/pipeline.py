@@ -265,17 +265,38 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
             timeout=run.limit("install"),
         )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_from = install_pinned(
-            run.steps(),
-            number=Step.INSTALL_FROM,
-            name="install-from",
-            distribution=legacy,
-            version=case.from_version or "",
-            interpreter=run.venv().executable,
-            timeout=run.limit("install"),
+        run.sdk_from = _reused(
+            run,
+            [f"{legacy}=={case.from_version}"],
+            lambda offline: install_pinned(
+                run.steps(),
+                number=Step.INSTALL_FROM,
+                name="install-from",
+                distribution=legacy,
+                version=case.from_version or "",
+                interpreter=run.venv().executable,
+                timeout=run.limit("install"),
+                offline=offline,
+            ),
         )
 
     return run.attempt(stage)
+
+
+# -- hook: environment reuse (envreuse.py) ------------------------------------------------
+def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
+    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
+    from pytest_obelize_bench.envreuse import Marks, environment_key, reuse_install
+
+    key = environment_key(
+        interpreter_used=run.venv().used,
+        exclude_newer=run.context.exclude_newer,
+        uv_cache=run.env.get("UV_CACHE_DIR"),
+        commands=run.case.install,
+        installs=installs,
+    )
+    marks = Marks(Path(run.context.work_root))
+    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
 
 
 def _set[T](value: T | None, name: str) -> T:
@@ -346,15 +367,20 @@ def run_steps(run: CaseRun) -> None:
             return
         from pytest_obelize_bench.environment import install_pinned, packages_digest
 
-        _, new = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_to = install_pinned(
-            run.steps(),
-            number=Step.INSTALL_TO,
-            name="install-to",
-            distribution=new,
-            version=case.to_version or "",
-            interpreter=run.venv().executable,
-            timeout=run.limit("install"),
+        legacy, new = PACK_DISTRIBUTIONS[case.pack]
+        run.sdk_to = _reused(
+            run,
+            [f"{legacy}=={case.from_version}", f"{new}=={case.to_version}"],
+            lambda offline: install_pinned(
+                run.steps(),
+                number=Step.INSTALL_TO,
+                name="install-to",
+                distribution=new,
+                version=case.to_version or "",
+                interpreter=run.venv().executable,
+                timeout=run.limit("install"),
+                offline=offline,
+            ),
         )
         run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
@@ -370,6 +396,26 @@ def _sandbox_label(run: CaseRun) -> str:
 
     settings = Settings.from_json(run.context.sandbox)
     return provenance_label(settings, suites_network=run.case.tests_require_network, offline=run.offline)
+
+
+def _content_key(run: CaseRun) -> str | None:
+    """The key ``--bench-resume`` compares; only a round case whose venv was made has one."""
+    if run.offline or run.interpreter is None or not run.interpreter.used:
+        return None
+    from pytest_obelize_bench.content_key import content_key
+
+    context = run.context
+    return content_key(
+        run.case,
+        tool=context.tool,
+        packs=context.packs,
+        interpreter_used=run.interpreter.used,
+        exclude_newer=context.exclude_newer,
+        sandbox=_sandbox_label(run),
+        harness=context.harness,
+        harness_version=__version__,
+        attempt=run.attempt_number,
+    )
 
 
 def build_record(run: CaseRun) -> Record:
@@ -422,6 +468,7 @@ def build_record(run: CaseRun) -> Record:
         harness_tree_dirty=context.harness.get("tree_dirty"),
         allow_dirty=context.allow_dirty if context.mode == "round" else None,
         sandbox=_sandbox_label(run),
+        content_key=_content_key(run),  # hook: resume (content_key.py)
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

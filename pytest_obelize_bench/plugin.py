@@ -126,6 +126,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="with --bench-run=RUN: run again only the cases that run recorded as error, adding the new records to it",
     )
     group.addoption("--bench-run", metavar="RUN", help="the run id --bench-rerun works on (see `obelize-bench runs`)")
+    group.addoption(  # hook: resume (resume.py)
+        "--bench-resume",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="RUN",
+        help="continue run RUN (default: the newest): a case whose finished record has the same content key is kept",
+    )
     group.addoption(
         "--bench-no-preflight",
         action="store_true",
@@ -222,6 +230,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(controller, "obelize-bench-controller")
         if controller.only is not None:
             config.stash[ONLY_KEY] = frozenset(controller.only)
+        context = controller.context  # hook: resume (a resumed run keeps its exclude_newer)
     else:
         from pytest_obelize_bench.context import WORKERINPUT_KEY, RoundContext
 

@@ -106,6 +106,10 @@ class Provenance(_Model):
     allow_dirty: bool | None = None
     #: ``bwrap <version> (<the suites' network>)`` or ``none``; null in records older than it.
     sandbox: str | None = None
+    #: ``content_key.content_key`` of the run; null in records older than it and in fixtures.
+    content_key: str | None = None
+    #: The run id a ``--bench-resume`` kept this record from (it was not run again); else null.
+    resumed_from: str | None = None
 
 
 class Record(_Model):

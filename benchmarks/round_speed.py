@@ -1,0 +1,139 @@
+"""How close a round comes to the cost of the tool and the suites: ratios, never bare times.
+
+Run: .venv/bin/python benchmarks/round_speed.py
+
+Builds ten local repositories shaped like the real cases (six with no install command and no
+suite, two installing a requirements file, two with a suite of a few seconds), then runs the
+real plugin over them, one round after another, in this process's children:
+
+* cold: ``-n 1`` with an empty uv cache (UV_CACHE_DIR to a temporary folder);
+* warm: ``-n 1`` and ``-n 2`` over the cache the cold round filled;
+* resumed: ``--bench-resume`` of the warm ``-n 1`` run, nothing changed.
+
+Every round shares one work root (as a machine's default work root is shared) and one
+``--exclude-newer`` cutoff (as a round names its cutoff).  The ratios come from the records'
+step durations, the junit report's item times and the wall time of each pytest process.
+It needs PyPI (the cold round downloads both SDKs); GitHub is not used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
+from tests.helpers.gitrepo import GitRepo  # noqa: E402
+
+WORK_STEPS = frozenset({"fix", "baseline", "after"})
+SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
+
+
+def _with_files(row: dict[str, Any], root: Path, name: str, files: dict[str, str | bytes | None]) -> dict[str, Any]:
+    repo = GitRepo(root / "origins" / name)
+    row["sha"] = repo.commit(files, "shape the case")
+    return row
+
+
+def build_cases(root: Path) -> list[dict[str, Any]]:
+    """Ten cases: 6 plain, 2 with ``-r requirements.txt``, 2 with a suite of a few seconds."""
+    rows: list[dict[str, Any]] = []
+    plain = ("trap-vertex", "trap-vertex-preview", "trap-manifest-disagrees")
+    for index, fixture in enumerate(plain * 2):
+        owner = f"plain{index}"
+        rows.append(rounds.case_row_from_fixture(fixture, owner, root / owner))
+    for index in range(2):
+        owner = f"reqs{index}"
+        row = rounds.case_row_from_fixture("trap-vertex", owner, root / owner)
+        row["install"] = ["uv pip install -r requirements.txt"]
+        rows.append(_with_files(row, root / owner, "trap-vertex", {"requirements.txt": "pytest==8.3.3\n"}))
+    for index in range(2):
+        owner = f"suite{index}"
+        row = rounds.case_row_from_fixture("trap-vertex", owner, root / owner)
+        row.update(test_cmd="python slow_check.py", has_test_files=True)
+        rows.append(_with_files(row, root / owner, "trap-vertex", {"slow_check.py": SLOW_CHECK}))
+    return rows
+
+
+def run_round(project: Path, results: Path, work: Path, junit: Path, env: dict[str, str], *extra: str) -> float:
+    """Run one round; return its wall time (the pytest process, start-up included)."""
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty"]
+    argv += ["--bench-interpreter=minor", f"--bench-work={work}", f"--bench-results={results}"]
+    argv += [f"--junitxml={junit}", "-q", *extra]
+    started = time.monotonic()
+    done = subprocess.run(
+        argv, cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
+    )
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        print(done.stdout[-3000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
+        raise SystemExit(f"a round ended with exit {done.returncode}")
+    return wall
+
+
+def run_records(results: Path) -> list[dict[str, Any]]:
+    folders = rounds.run_folders(results / "round-2")
+    return list(rounds.read_records(folders[-1]).values())
+
+
+def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, float]:
+    steps = [step for record in records for step in record["steps"]]
+    total = sum(step["duration_s"] for step in steps)
+    work = sum(step["duration_s"] for step in steps if step["name"] in WORK_STEPS)
+    installs = sum(step["duration_s"] for step in steps if step["name"].startswith("install"))
+    out = {"steps": total, "work": work, "installs": installs, "cases": float(len(records))}
+    if junit is not None and junit.is_file():
+        out["items"] = sum(float(case.get("time", 0)) for case in ET.parse(junit).getroot().iter("testcase"))
+    return out
+
+
+def main() -> None:
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
+    with tempfile.TemporaryDirectory(prefix="obelize-bench-speed-") as folder:
+        root = Path(folder)
+        project = root / "project"
+        rounds.write_case_file(project / "cases" / "cases.yaml", build_cases(root))
+        cutoff = time.strftime("--exclude-newer=%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        work = root / "work"
+        env = {**base_env, "UV_CACHE_DIR": str(root / "uv-cache")}
+        walls: dict[str, float] = {}
+        found: dict[str, dict[str, float]] = {}
+        plan = (
+            ("cold -n 1", "cold", ("-n", "1")),
+            ("warm -n 1", "warm1", ("-n", "1")),
+            ("warm -n 2", "warm2", ("-n", "2")),
+            ("resumed", "warm1", ("-n", "1", "--bench-resume")),
+        )
+        for label, results, extra in plan:
+            junit = root / f"{label.replace(' ', '_')}.xml"
+            walls[label] = run_round(project, root / results, work, junit, env, cutoff, *extra)
+            found[label] = figures(run_records(root / results), junit)
+            print(f"ran {label}", file=sys.stderr)
+        warm = found["warm -n 1"]
+        prep_steps = (warm["steps"] - warm["work"]) / warm["cases"]
+        prep_wall = (walls["warm -n 1"] - warm["work"]) / warm["cases"]
+        report = {
+            "warm round wall / sum of fix and suite steps": walls["warm -n 1"] / warm["work"],
+            "preparation per case, warm, from steps (s)": prep_steps,
+            "preparation per case, warm, wall minus fix and suites (s)": prep_wall,
+            "resumed round / warm round (wall)": walls["resumed"] / walls["warm -n 1"],
+            "item time / sum of its steps": warm["items"] / warm["steps"],
+            "-n 2 speed-up over -n 1 (warm)": walls["warm -n 1"] / walls["warm -n 2"],
+            "warm / cold round (wall)": walls["warm -n 1"] / walls["cold -n 1"],
+            "installs share of step time, cold": found["cold -n 1"]["installs"] / found["cold -n 1"]["steps"],
+            "installs share of step time, warm": warm["installs"] / warm["steps"],
+        }
+        print(json.dumps({name: round(value, 3) for name, value in report.items()}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
