@@ -214,9 +214,9 @@ def _published_record(results: Path, number: int, case: str) -> str | None:
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_obelize_bench.graded_facts import artefacts_from_json
     from pytest_obelize_bench.published import read_case_record
     from pytest_obelize_bench.record import RecordError
-    from pytest_obelize_bench.runfolder import artefacts_from_json
     from pytest_obelize_bench.runs import list_runs, run_folder
     from pytest_obelize_bench.show import explain_case, print_explanation
     from pytest_obelize_bench.workspace import default_work_root

@@ -137,8 +137,8 @@ class Controller:
 
     def _keep_resumed(self) -> None:
         """Hook: resume.  The kept records stand in the run, marked, and count as this session's."""
-        from pytest_obelize_bench.record import write_atomically
         from pytest_obelize_bench.resume import mark_resumed
+        from pytest_obelize_bench.safe_io import write_atomically
 
         assert self.run_dir is not None
         for case, record in self.kept.items():

@@ -108,7 +108,7 @@ def parse_dryrun_document(text: str, source: str) -> DryRunDocument:
 
 
 def load_dryrun_document(path: Path | str) -> DryRunDocument:
-    from pytest_obelize_bench.runfolder import read_bounded_file
+    from pytest_obelize_bench.safe_io import read_bounded_file
 
     path = Path(path)
     try:

@@ -49,7 +49,8 @@ def _unreadable(detail: str) -> CaseError:
 
 
 def _planned_files(folder: Path) -> int:
-    from pytest_obelize_bench.runfolder import path_problem, read_run_document
+    from pytest_obelize_bench.run_documents import path_problem
+    from pytest_obelize_bench.runfolder import read_run_document
 
     plan = read_run_document(folder, "plan.json", "fix")
     if not isinstance(plan, dict) or not isinstance(plan.get("files"), list):
@@ -141,7 +142,7 @@ def publish(
 ) -> list[str]:
     from pytest_obelize_bench.dryrun_render import render_dryrun_block
     from pytest_obelize_bench.measure_document import apply_blocks
-    from pytest_obelize_bench.record import write_atomically
+    from pytest_obelize_bench.safe_io import write_atomically
 
     tool = context.tool or {}
     document = DryRunDocument(

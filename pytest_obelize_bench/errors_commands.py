@@ -37,17 +37,10 @@ from pytest_obelize_bench.errors_review import (
     review_path,
 )
 from pytest_obelize_bench.errors_states import Analysis, MissKey, analyse
-from pytest_obelize_bench.record import (
-    Record,
-    RecordError,
-    read_round,
-    write_atomically,
-)
-from pytest_obelize_bench.runfolder import (
-    MAX_DOCUMENT_BYTES,
-    artefacts_from_json,
-    read_untrusted,
-)
+from pytest_obelize_bench.graded_facts import artefacts_from_json
+from pytest_obelize_bench.record import Record, RecordError, read_round
+from pytest_obelize_bench.run_documents import MAX_DOCUMENT_BYTES
+from pytest_obelize_bench.safe_io import read_untrusted, write_atomically
 
 ERRORS_FOLDER = "errors"
 _RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.graded_facts import Artefacts
 from pytest_obelize_bench.policy import DEFAULT_LIMITS, Step
-from pytest_obelize_bench.runfolder import Artefacts
 from pytest_obelize_bench.steps import Runner, last_words
 from pytest_obelize_bench.tool_adapter import OBELIZE, ToolAdapter
 from pytest_obelize_bench.tool_info import ToolInfo

@@ -156,7 +156,7 @@ def load_frame(path: Path | str) -> Frame:
             problems.append(f"{path}: {repo.full_name}: full_name: listed twice")
         seen.add(repo.id)
         if repo.path is not None:
-            from pytest_obelize_bench.runfolder import path_problem
+            from pytest_obelize_bench.run_documents import path_problem
 
             folder = (path.parent / repo.path).resolve()
             problem = path_problem(repo.path)

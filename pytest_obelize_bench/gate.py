@@ -34,8 +34,7 @@ from pytest_obelize_bench.promotion import (
     pareto_front,
     policy_changed,
 )
-from pytest_obelize_bench.record import write_atomically
-from pytest_obelize_bench.runfolder import UntrustedFileError, read_untrusted
+from pytest_obelize_bench.safe_io import UntrustedFileError, read_untrusted, write_atomically
 
 __all__ = ["DECISIONS_FOLDER", "EXIT_CODES", "run_gate"]
 

@@ -47,7 +47,8 @@ def _unreadable(detail: str) -> CaseError:
 
 def read_findings(folder: Path) -> tuple[ScanCounts, list[ScanFinding]]:
     """findings.json of a scan run folder, as untrusted input: every row checked, no evidence kept."""
-    from pytest_obelize_bench.runfolder import path_problem, read_run_document
+    from pytest_obelize_bench.run_documents import path_problem
+    from pytest_obelize_bench.runfolder import read_run_document
 
     data = read_run_document(folder, "findings.json", "scan")
     if (
@@ -170,7 +171,7 @@ def publish(
     """Write scan.json and (unless told not to) the Gate 1 block; the lines saying what was written."""
     from pytest_obelize_bench.gate1_render import render_gate1_block
     from pytest_obelize_bench.measure_document import apply_blocks
-    from pytest_obelize_bench.record import write_atomically
+    from pytest_obelize_bench.safe_io import write_atomically
 
     results = Path(context.results_dir)
     document = document_of(context, frame, records)

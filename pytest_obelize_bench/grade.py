@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_obelize_bench.cases import ACTIONABLE_KINDS, Case
+from pytest_obelize_bench.graded_facts import Artefacts
 from pytest_obelize_bench.record import Measurements, SuiteResult
-from pytest_obelize_bench.runfolder import Artefacts
 
 Row = tuple[str, int, str, str]
 Position = tuple[str, int]

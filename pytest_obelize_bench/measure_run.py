@@ -205,7 +205,7 @@ def run_dry_fix(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
 
 def declared_python(run: RepoRun, context: MeasureContext) -> dict[str, Any] | None:
     """What the repository declares about its Python, or None when the tool could not say."""
-    from pytest_obelize_bench.runfolder import path_problem
+    from pytest_obelize_bench.run_documents import path_problem
 
     if not context.tool:
         return None

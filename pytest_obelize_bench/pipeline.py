@@ -340,7 +340,7 @@ def run_steps(run: CaseRun) -> None:
         fixed = run_fix(run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix"))
         run.artefacts, run.runtime_seconds = fixed.artefacts, fixed.runtime_s
         copy_artefacts(fixed.folder, run.tree().artefacts, publish_patch=patch_publishable(case.license))
-        from pytest_obelize_bench.runfolder import artefacts_to_json
+        from pytest_obelize_bench.graded_facts import artefacts_to_json
 
         size = len(artefacts_to_json(run.artefacts).encode("utf-8"))
         if size > MAX_GRADED_FACTS_BYTES:
@@ -498,7 +498,7 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
             error_line = error_line.replace("<logs>", str(run.tree().logs)) + f" (logs: {run.tree().logs})"
     artefacts_json = None
     if run.artefacts is not None:
-        from pytest_obelize_bench.runfolder import artefacts_to_json
+        from pytest_obelize_bench.graded_facts import artefacts_to_json
 
         artefacts_json = artefacts_to_json(run.artefacts)
     item.stash[OUTCOME_KEY] = CaseOutcome(
@@ -525,7 +525,7 @@ def write_expected(case: Case, record: Record) -> None:
     """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
     import json
 
-    from pytest_obelize_bench.record import write_atomically
+    from pytest_obelize_bench.safe_io import write_atomically
 
     write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
 

@@ -23,12 +23,7 @@ from pytest_obelize_bench.published import (
     PUBLICATION_NAME,
     read_bounded_text,
 )
-from pytest_obelize_bench.record import (
-    RecordError,
-    parse_record,
-    repeat_stems,
-    write_atomically,
-)
+from pytest_obelize_bench.record import RecordError, parse_record, repeat_stems
 from pytest_obelize_bench.runs import (
     IMPORTED_KIND,
     incomplete_reasons,
@@ -39,6 +34,7 @@ from pytest_obelize_bench.runs import (
     tool_label,
     utc_now,
 )
+from pytest_obelize_bench.safe_io import write_atomically
 
 ARTEFACT_CAP_BYTES = 5 << 20
 

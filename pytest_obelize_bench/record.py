@@ -13,9 +13,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-# ``write_atomically`` lives in safe_io; it stays importable from here for the record writers.
-from pytest_obelize_bench.safe_io import write_atomically as write_atomically
-
 SCHEMA_VERSION = 3
 READABLE_SCHEMA_VERSIONS = (2, 3)
 

@@ -11,14 +11,10 @@ from typing import TextIO
 
 from pytest_obelize_bench.cases import Case, load_case_file
 from pytest_obelize_bench.grade import grade
+from pytest_obelize_bench.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.published import read_published
-from pytest_obelize_bench.record import (
-    Record,
-    comparable,
-    differences,
-    write_atomically,
-)
-from pytest_obelize_bench.runfolder import Artefacts, artefacts_from_json
+from pytest_obelize_bench.record import Record, comparable, differences
+from pytest_obelize_bench.safe_io import write_atomically
 from pytest_obelize_bench.tiers import tier
 
 

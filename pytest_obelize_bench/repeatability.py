@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_obelize_bench.grade import landed_positions
+from pytest_obelize_bench.graded_facts import Artefacts
 from pytest_obelize_bench.record import TIERS, Record
-from pytest_obelize_bench.runfolder import Artefacts
 from pytest_obelize_bench.stats import pass_hat_k_series
 
 __all__ = [

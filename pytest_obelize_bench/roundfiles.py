@@ -21,10 +21,10 @@ from typing import Any, TextIO
 from pytest_obelize_bench.cases import CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.document import DOCUMENT_NAME, check_document, render_document
 from pytest_obelize_bench.published import SUMMARY_NAME, read_published
-from pytest_obelize_bench.record import Record, RecordError, write_atomically
+from pytest_obelize_bench.record import Record, RecordError
 from pytest_obelize_bench.round_block import render_round_block
 from pytest_obelize_bench.round_figures import RoundData
-from pytest_obelize_bench.runfolder import read_untrusted
+from pytest_obelize_bench.safe_io import read_untrusted, write_atomically
 from pytest_obelize_bench.summary_json import round_summary
 
 _ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")

@@ -17,19 +17,11 @@ from typing import Any
 
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.graded_facts import (
-    GRADED_FACTS_VERSION,
-    READABLE_GRADED_FACTS_VERSIONS,
     Artefacts,
-    Finding,
-    PlanEdit,
-    Withheld,
-    artefacts_from_json,
-    artefacts_to_json,
 )
 from pytest_obelize_bench.run_documents import (
     DOCUMENTS,
     MAX_DOCUMENT_BYTES,
-    PATCH,
     RUN_ID,
     DocumentError,
     FindingsDocument,
@@ -37,7 +29,6 @@ from pytest_obelize_bench.run_documents import (
     RunDocument,
     artefacts,
     parse_document,
-    path_problem,
 )
 from pytest_obelize_bench.safe_io import (
     EntryKind,
@@ -48,35 +39,19 @@ from pytest_obelize_bench.safe_io import (
     open_directory,
     parse_json,
     read_bounded,
-    read_bounded_file,
-    read_untrusted,
     read_untrusted_text,
 )
 
 # Re-exported: the graded facts, the path rule and the bounded reads were imported from here
 # before they had modules of their own.
 __all__ = [
-    "DOCUMENTS",
-    "GRADED_FACTS_VERSION",
-    "MAX_DOCUMENT_BYTES",
     "MAX_POINTER_BYTES",
-    "PATCH",
-    "READABLE_GRADED_FACTS_VERSIONS",
     "Artefacts",
-    "Finding",
-    "PlanEdit",
-    "UntrustedFileError",
-    "Withheld",
-    "artefacts_from_json",
-    "artefacts_to_json",
     "load_artefacts_dir",
     "locate_run_folder",
     "open_run_folder",
-    "path_problem",
     "read_artefacts",
-    "read_bounded_file",
     "read_run_document",
-    "read_untrusted",
 ]
 
 #: Largest ``.obelize/latest`` read: one run id and a newline.

@@ -28,7 +28,8 @@ from pytest_obelize_bench.published import (
     read_bounded_text,
     read_case_record,
 )
-from pytest_obelize_bench.record import Record, RecordError, write_atomically
+from pytest_obelize_bench.record import Record, RecordError
+from pytest_obelize_bench.safe_io import write_atomically
 
 MANIFEST_NAME = "run.json"
 ATTEMPTS_DIR = "attempts"

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from pytest_obelize_bench.runfolder import Artefacts, locate_run_folder, read_artefacts
+from pytest_obelize_bench.graded_facts import Artefacts
+from pytest_obelize_bench.runfolder import locate_run_folder, read_artefacts
 
 #: obelize fix exit codes after which obelize has written a run folder (behaviour reference §16):
 #: 0 clean or nothing applies, 3 verification failed (files stay written), 4 nothing written or

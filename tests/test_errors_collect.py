@@ -14,14 +14,8 @@ import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.errors_collected import read_collected
+from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
 from pytest_obelize_bench.record import ErrorInfo, Measurements, Provenance, Record
-from pytest_obelize_bench.runfolder import (
-    Artefacts,
-    Finding,
-    PlanEdit,
-    Withheld,
-    artefacts_to_json,
-)
 
 PACK = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
 PROJECT = Path(__file__).resolve().parents[1]

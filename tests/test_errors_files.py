@@ -19,7 +19,7 @@ from pytest_obelize_bench.errors_collected import (
     read_collected,
 )
 from pytest_obelize_bench.errors_review import ReviewFileError, read_review
-from pytest_obelize_bench.runfolder import Artefacts, Finding, PlanEdit, Withheld
+from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 
 PROJECT = Path(__file__).resolve().parents[1]
 ROUND_1 = PROJECT / "results" / "errors" / "round-1.json"

@@ -126,7 +126,7 @@ def test_a_bad_record_names_its_file(tmp_path: Path) -> None:
 
 
 def test_graded_facts_beside_the_records_give_files_and_lines(tmp_path: Path) -> None:
-    from pytest_obelize_bench.runfolder import Artefacts, PlanEdit, artefacts_to_json
+    from pytest_obelize_bench.graded_facts import Artefacts, PlanEdit, artefacts_to_json
 
     folder = make_run(tmp_path)
     artefacts = Artefacts(

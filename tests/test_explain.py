@@ -15,9 +15,9 @@ from pytest_obelize_bench.cases import (
     GroundTruth,
     ManifestRow,
 )
+from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 from pytest_obelize_bench.junit import rewrite_junit
 from pytest_obelize_bench.record import ErrorInfo, Measurements, Record, SuiteResult
-from pytest_obelize_bench.runfolder import Artefacts, Finding, PlanEdit, Withheld
 from pytest_obelize_bench.show import forbidden_reports, unmigrated_rows
 from pytest_obelize_bench.tiers import explain_tier, tier
 from tests.test_tiers import verified

@@ -15,8 +15,8 @@ from pytest_obelize_bench.cases import (
     Review,
 )
 from pytest_obelize_bench.grade import grade
+from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 from pytest_obelize_bench.record import Measurements, SuiteResult
-from pytest_obelize_bench.runfolder import Artefacts, Finding, PlanEdit, Withheld
 
 IMPORT = "google.generativeai"
 CONFIGURE = "google.generativeai.configure"

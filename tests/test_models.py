@@ -22,8 +22,8 @@ from pytest_obelize_bench.record import (
     differences,
     parse_record,
     read_round,
-    write_atomically,
 )
+from pytest_obelize_bench.safe_io import write_atomically
 from pytest_obelize_bench.tiers import tier
 
 PROJECT = Path(__file__).resolve().parents[1]

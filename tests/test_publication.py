@@ -17,6 +17,7 @@ import pytest
 from pytest_obelize_bench.cases import CaseFile, load_case_file
 from pytest_obelize_bench.document import DOCUMENT_NAME
 from pytest_obelize_bench.error_classes import error_class
+from pytest_obelize_bench.graded_facts import Artefacts, artefacts_to_json
 from pytest_obelize_bench.publication import publish_run, record_imported_round
 from pytest_obelize_bench.publication_note import read_publication
 from pytest_obelize_bench.published import read_published
@@ -28,7 +29,6 @@ from pytest_obelize_bench.record import (
     SuiteResult,
 )
 from pytest_obelize_bench.roundfiles import summarize
-from pytest_obelize_bench.runfolder import Artefacts, artefacts_to_json
 from pytest_obelize_bench.runs import (
     RunManifest,
     add_record,

@@ -6,12 +6,12 @@ from fractions import Fraction
 
 import pytest
 
+from pytest_obelize_bench.graded_facts import Artefacts, PlanEdit
 from pytest_obelize_bench.repeatability import (
     attempt_facts,
     case_repeatability,
     round_repeatability,
 )
-from pytest_obelize_bench.runfolder import Artefacts, PlanEdit
 from tests.helpers import runs
 
 
