@@ -142,6 +142,8 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         from pytest_obelize_bench.steps import StepRunner
         from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
 
+        if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
+            raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
         # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
         folder = case.id if attempt == 1 else f"{case.id}.attempt-{attempt}"
         workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
@@ -427,6 +429,7 @@ def build_record(run: CaseRun) -> Record:
         harness_tree_dirty=context.harness.get("tree_dirty"),
         allow_dirty=context.allow_dirty if context.mode == "round" else None,
         sandbox=_sandbox_label(run),
+        worker=context.worker,
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

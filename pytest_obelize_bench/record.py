@@ -105,6 +105,8 @@ class Provenance(_Model):
     allow_dirty: bool | None = None
     #: ``bwrap <version> (<the suites' network>)`` or ``none``; null in records older than it.
     sandbox: str | None = None
+    #: ``gw3@host`` under xdist (its logs are on that machine); null in a serial run and older records.
+    worker: str | None = None
 
 
 class Record(_Model):

@@ -21,6 +21,7 @@ from pytest_obelize_bench.cases import (
     load_fixtures,
 )
 from pytest_obelize_bench.context import RoundContext
+from pytest_obelize_bench.remote import write_session_marker
 
 
 def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
@@ -30,6 +31,11 @@ def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
         return path
     invocation = Path(config.invocation_params.dir)
     return (invocation / path) if (invocation / path).exists() else (rootdir / path)
+
+
+def option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
+    """``_option_path`` for a worker deriving its own paths (remote.py)."""
+    return _option_path(config, name, rootdir)
 
 
 def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
@@ -112,6 +118,7 @@ def build_context(
             "--fixtures-only runs the obelize installed beside the harness; --obelize does not apply"
         )
     tool_json: dict[str, object] | None = None
+    tool_checkout: str | None = None
     packs: dict[str, dict[str, object]] = {}
     if not collect_only:
         from pytest_obelize_bench.tool import ToolError, pack_provenance, resolve_tool
@@ -121,6 +128,8 @@ def build_context(
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         tool_json = json.loads(tool.to_json())
+        if tool.source == "checkout" and spec:  # remote workers need it at this very path (remote.py)
+            tool_checkout = str(Path(spec).expanduser().resolve())
         for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
             packs[pack] = {**pack_provenance(tool, pack)}
     return RoundContext(
@@ -142,6 +151,8 @@ def build_context(
         harness=harness,
         step_limits=step_limits,
         sandbox=sandbox,
+        work_token=write_session_marker(work_root),
+        tool_checkout=tool_checkout,
     )
 
 
@@ -158,4 +169,4 @@ def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]
         raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
 
 
-__all__ = ["build_context", "harness_provenance", "load_items", "sandbox_settings"]
+__all__ = ["build_context", "harness_provenance", "load_items", "option_path", "sandbox_settings"]
