@@ -42,6 +42,8 @@ class RoundContext:
     work_token: str | None = None
     #: the absolute path of an ``--obelize=PATH`` checkout, which a remote worker must have too
     tool_checkout: str | None = None
+    #: sha256 of the case file: a remote worker collects its own clone's and must hold the same bytes
+    cases_sha256: str | None = None
     #: set on a worker only: ``gw3@host``, whether it derived its own paths, why it refuses every case
     worker: str | None = None
     remote: bool = False

@@ -237,7 +237,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path) -> RoundContext:
     """The controller's context, or the same specs over this worker's own paths (remote.py)."""
     from pytest_obelize_bench.remote import localize
-    from pytest_obelize_bench.startup import option_path
+    from pytest_obelize_bench.startup import harness_provenance, option_path
 
     own = {
         "project_root": str(rootdir),
@@ -246,7 +246,12 @@ def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path)
         "results_dir": str(option_path(config, "--bench-results", rootdir)),
     }
     workerid = str(config.workerinput.get("workerid", "gw?"))  # type: ignore[attr-defined]  # set by xdist
-    return localize(context, workerid=workerid, own=own)
+
+    def own_commit() -> str | None:
+        commit = harness_provenance(rootdir)["commit"]
+        return commit if isinstance(commit, str) else None
+
+    return localize(context, workerid=workerid, own=own, own_commit=own_commit)
 
 
 def _terminate_as_interrupt() -> None:

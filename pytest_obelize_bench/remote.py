@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -119,6 +119,32 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[dict[str, Any] | N
     return data, None
 
 
+def file_sha256(path: Path) -> str | None:
+    """The file's sha256, or None when it cannot be read."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def clone_refusal(context: RoundContext, own: Mapping[str, str], own_commit: Callable[[], str | None]) -> str | None:
+    """Why this machine's clone cannot stand in for the controller's: another case file or commit."""
+    cases = own.get("cases_path")
+    if context.cases_sha256 is not None and cases and file_sha256(Path(cases)) != context.cases_sha256:
+        return (
+            f"the case file {cases} here is not the controller's "
+            f"(sha256 {context.cases_sha256[:12]}); check out the controller's commit"
+        )
+    want = context.harness.get("commit")
+    if want:
+        have = own_commit()
+        if have != want:
+            return f"this clone is at {have}, the controller's at {want}; check out the same commit"
+    return None
+
+
 def localize(
     context: RoundContext,
     *,
@@ -126,13 +152,15 @@ def localize(
     own: Mapping[str, str],
     environ: Mapping[str, str] = os.environ,
     host: str | None = None,
+    own_commit: Callable[[], str | None] = lambda: None,
 ) -> RoundContext:
     """The context this worker runs with: the controller's where it sees the controller's paths,
     else the same specs over this machine's own paths.
 
     ``own`` holds this worker's ``project_root``, ``cases_path``, ``fixtures_dir`` and
     ``results_dir``, found from its own rootdir. ``OBELIZE_BENCH_WORK`` always wins, so a
-    worker may be given its own work root even beside the controller.
+    worker may be given its own work root even beside the controller. ``own_commit`` tells the
+    commit of this worker's clone (asked only of a worker that derives its own paths).
     """
     from pytest_obelize_bench.environment import default_uv_cache
     from pytest_obelize_bench.workspace import default_work_root
@@ -143,7 +171,9 @@ def localize(
         return replace(context, worker=name)
     work_root = Path(override).expanduser().resolve() if override else default_work_root()
     cache = environ.get(REPO_CACHE_ENV)
-    tool, refusal = own_tool(context, work_root / "tools")
+    refusal = clone_refusal(context, own, own_commit)
+    tool, tool_refusal = (context.tool, None) if refusal is not None else own_tool(context, work_root / "tools")
+    refusal = refusal or tool_refusal
     return replace(
         context,
         worker=name,
@@ -169,6 +199,8 @@ def logs_of(context: RoundContext, folder: str) -> str:
 __all__ = [
     "REPO_CACHE_ENV",
     "WORK_ENV",
+    "clone_refusal",
+    "file_sha256",
     "localize",
     "logs_of",
     "own_tool",

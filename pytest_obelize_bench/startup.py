@@ -21,7 +21,7 @@ from pytest_obelize_bench.cases import (
     load_fixtures,
 )
 from pytest_obelize_bench.context import RoundContext
-from pytest_obelize_bench.remote import write_session_marker
+from pytest_obelize_bench.remote import file_sha256, write_session_marker
 
 
 def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
@@ -152,6 +152,7 @@ def build_context(
         step_limits=step_limits,
         sandbox=sandbox,
         work_token=write_session_marker(work_root),
+        cases_sha256=file_sha256(_option_path(config, "--bench-cases", rootdir)) if mode == "round" else None,
         tool_checkout=tool_checkout,
     )
 

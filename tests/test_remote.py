@@ -11,6 +11,8 @@ from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.remote import (
     REPO_CACHE_ENV,
     WORK_ENV,
+    clone_refusal,
+    file_sha256,
     localize,
     logs_of,
     own_tool,
@@ -113,3 +115,19 @@ def test_the_installed_tool_must_be_the_controllers_version(tmp_path: Path) -> N
     assert refusal is None and data is not None and data["version"] == installed.version
     _, refusal = own_tool(context_at(tmp_path, tool={**same, "version": "0.0.1"}), tmp_path)
     assert refusal == f"this machine's obelize is {installed.version}, the controller's is 0.0.1"
+
+
+def test_a_clone_with_another_case_file_or_commit_is_refused(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("round: 2\n", encoding="utf-8")
+    context = context_at(tmp_path, cases_sha256=file_sha256(cases), harness={"commit": "c" * 40})
+    own = {"cases_path": str(cases)}
+    assert clone_refusal(context, own, lambda: "c" * 40) is None
+    assert clone_refusal(context, own, lambda: "d" * 40) == (
+        f"this clone is at {'d' * 40}, the controller's at {'c' * 40}; check out the same commit"
+    )
+    cases.write_text("round: 3\n", encoding="utf-8")
+    refusal = clone_refusal(context, own, lambda: "c" * 40)
+    assert refusal is not None and refusal.startswith(f"the case file {cases} here is not the controller's")
+    remote = localize(context, workerid="gw0", own=own, environ={WORK_ENV: str(tmp_path / "w")})
+    assert remote.refusal == refusal

@@ -33,7 +33,7 @@ PROJECT_PYTHON = Path(sys.executable)
 TOOL = "obelize==0.8.0"
 
 
-def write_wrapper(root: Path, project: Path, work: Path) -> Path:
+def write_wrapper(root: Path, project: Path, work: Path, *binds: str) -> Path:
     """The ``python=`` of a ``--tx popen`` line: the worker's Python on a 'machine' of its own."""
     machine = root / "machine"
     machine.mkdir()
@@ -48,6 +48,7 @@ def write_wrapper(root: Path, project: Path, work: Path) -> Path:
         *("--ro-bind", str(root / "origins"), str(root / "origins")),
         *("--bind", str(cache), str(cache), "--bind", str(machine), "/tmp/machine"),
         *("--setenv", WORK_ENV, "/tmp/machine/work"),
+        *binds,
         "--",
         str(PROJECT_PYTHON),
     ]
@@ -156,3 +157,29 @@ def test_the_fixtures_pass_on_remote_workers_and_a_lost_worker_errors_its_case(t
     assert "refused" in out and "differs from" not in out and "is missing" not in out, out[-3000:]
     assert (tmp_path / "machine" / "work" / "fixtures" / "clean.logs").is_dir()
     assert not (work / "fixtures").exists()
+
+
+def test_a_worker_whose_clone_has_another_case_file_refuses_its_cases(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    cases = rounds.write_case_file(
+        project / "cases" / "cases.yaml", [rounds.case_row_from_fixture("clean", "ann", tmp_path)]
+    )
+    other = tmp_path / "other-cases.yaml"
+    other.write_text(cases.read_text(encoding="utf-8").replace("run as a corpus case", "edited"), encoding="utf-8")
+    work = tmp_path / "work"
+    wrapper = write_wrapper(tmp_path, project, work, "--ro-bind", str(other), str(cases))
+    done = run_pytest(
+        project,
+        "--bench-round=2",
+        "--bench-allow-dirty",
+        "--bench-interpreter=minor",
+        f"--bench-work={work}",
+        "--dist=load",
+        "--tx",
+        f"popen//python={wrapper}",
+    )
+    records = rounds.read_records(rounds.only_run(project / "results" / "round-2"))
+    error = records["ann__clean"]["error"]
+    assert error["step"] == "harness" and error["reason"] == "worker_refused", done.stdout[-3000:]
+    assert error["detail"].startswith("gw0@") and "is not the controller's" in error["detail"]
+    assert not (tmp_path / "machine" / "work" / "round-2" / "ann__clean").exists()  # nothing ran
