@@ -183,3 +183,52 @@ def test_a_worker_whose_clone_has_another_case_file_refuses_its_cases(tmp_path: 
     assert error["step"] == "harness" and error["reason"] == "worker_refused", done.stdout[-3000:]
     assert error["detail"].startswith("gw0@") and "is not the controller's" in error["detail"]
     assert not (tmp_path / "machine" / "work" / "round-2" / "ann__clean").exists()  # nothing ran
+
+
+def obelize_checkout(root: Path) -> Path:
+    """obelize 0.8.0's source (its sdist from PyPI) committed to a local git repository."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(root), TOOL],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    shutil.unpack_archive(next(root.glob("obelize-*.tar.gz")), root, filter="data")
+    checkout = root / "obelize-0.8.0"
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "0.8.0"],
+    ):
+        subprocess.run(["git", "-C", str(checkout), *args], check=True, capture_output=True, timeout=60)
+    return checkout
+
+
+@pytest.mark.parametrize("visible", [True, False], ids=["same-path", "missing"])
+def test_a_source_checkout_must_be_at_the_controllers_path_on_a_remote_worker(tmp_path: Path, visible: bool) -> None:
+    project = tmp_path / "project"
+    row = rounds.case_row_from_fixture("clean", "ann", tmp_path)
+    rounds.write_case_file(project / "cases" / "cases.yaml", [row])
+    checkout = obelize_checkout(tmp_path / "tool")
+    work = tmp_path / "work"
+    binds = ("--ro-bind", str(checkout), str(checkout)) if visible else ()
+    wrapper = write_wrapper(tmp_path, project, work, *binds)
+    done = run_pytest(
+        project,
+        "--bench-round=2",
+        "--bench-allow-dirty",
+        "--bench-interpreter=minor",
+        f"--obelize={checkout}",
+        f"--bench-work={work}",
+        "--dist=load",
+        "--tx",
+        f"popen//python={wrapper}",
+    )
+    record = rounds.read_records(rounds.only_run(project / "results" / "round-2"))["ann__clean"]
+    if visible:
+        assert record["tier"] == "verified_success", done.stdout[-3000:]
+        assert record["provenance"]["obelize_commit"] and record["provenance"]["obelize_tree_dirty"] is False
+        assert list((tmp_path / "machine" / "work" / "tools").glob("checkout-*"))  # built on the worker
+    else:
+        assert record["error"]["reason"] == "worker_refused", done.stdout[-3000:]
+        assert f"the obelize checkout {checkout} is not on this machine" in record["error"]["detail"]
