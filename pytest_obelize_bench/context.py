@@ -37,6 +37,17 @@ class RoundContext:
     step_limits: dict[str, float] = field(default_factory=dict)
     #: ``sandbox.Settings`` as JSON: probed once on the controller, never again on a worker.
     sandbox: dict[str, Any] = field(default_factory=dict)
+    # -- workers on other machines (remote.py) --
+    #: the session marker's token under ``work_root``: a worker that finds it shares the controller's paths
+    work_token: str | None = None
+    #: the absolute path of an ``--obelize=PATH`` checkout, which a remote worker must have too
+    tool_checkout: str | None = None
+    #: sha256 of the case file: a remote worker collects its own clone's and must hold the same bytes
+    cases_sha256: str | None = None
+    #: set on a worker only: ``gw3@host``, whether it derived its own paths, why it refuses every case
+    worker: str | None = None
+    remote: bool = False
+    refusal: str | None = None
 
     @property
     def round_label(self) -> str:

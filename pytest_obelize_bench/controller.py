@@ -34,6 +34,8 @@ class Controller:
         self.context = context
         self.records: dict[str, Record] = {}
         self.written: list[Path] = []
+        #: case id -> ``gw0@host:<logs dir>`` for records that came from a remote worker (remote.py)
+        self.remote_logs: dict[str, str] = {}
         self.unreadable: list[str] = []
         self.gate = gate
         self.gated: list[str] = []
@@ -282,6 +284,9 @@ class Controller:
         except RecordError as exc:
             self.unreadable.append(str(exc))
             return
+        remote_logs = getattr(report, "bench_logs", None)  # remote.py: a remote worker's logs stay there
+        if isinstance(remote_logs, str):
+            self.remote_logs[record.case] = remote_logs[:1000]
         self._accept(record, text, getattr(report, "bench_artefacts", None), report.nodeid)
 
     def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
@@ -316,6 +321,8 @@ class Controller:
     def _tidy(self, record: Record) -> None:
         """``--bench-keep``: remove a finished case's checkout and venv (its logs stay)."""
         keep = self.config.getoption("--bench-keep")
+        if record.case in self.remote_logs:  # that worker tidied its own disk
+            return
         if keep == "all" or (keep == "failed" and record.tier == "error"):
             return
         from pytest_obelize_bench.workspace import remove_checkout
@@ -411,21 +418,32 @@ class Controller:
 
     # -- terminal ---------------------------------------------------------------------
 
-    def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
-        if not self.records and not self.unreadable and self.interrupted_missing is None:
-            return
-        terminal.write_sep("=", "obelize-bench")
+    def _remote_log_lines(self) -> list[str]:
+        """``logs on gw0@host: <dir>``, once per remote worker (remote.py)."""
+        folders = {where.rpartition("/")[0] for where in self.remote_logs.values()}
+        return [f"logs on {folder.replace(':', ': ', 1)}" for folder in sorted(folders)]
+
+    def _case_lines(self, logs: Path, *, list_tiers: bool) -> list[str]:
+        """The cases per tier (with ``-rT``), then each errored case with where its logs are."""
+        lines = []
         if list_tiers:
             for tier in TIERS:
                 cases = sorted(case for case, record in self.records.items() if record.tier == tier)
                 if cases:
-                    terminal.write_line(f"{tier} ({len(cases)}): {', '.join(cases)}")
-        logs = Path(self.context.work_root) / self.context.round_label
+                    lines.append(f"{tier} ({len(cases)}): {', '.join(cases)}")
         for case, record in sorted(self.records.items()):
             if record.error is not None:
-                terminal.write_line(
-                    f"{case}: {record.error.step}: {record.error.reason}; logs: {logs / (case + '.logs')}"
-                )
+                where_logs = self.remote_logs.get(case) or logs / (case + ".logs")
+                lines.append(f"{case}: {record.error.step}: {record.error.reason}; logs: {where_logs}")
+        return lines
+
+    def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
+        if not self.records and not self.unreadable and self.interrupted_missing is None:
+            return
+        terminal.write_sep("=", "obelize-bench")
+        logs = Path(self.context.work_root) / self.context.round_label
+        for line in self._case_lines(logs, list_tiers=list_tiers):
+            terminal.write_line(line)
         if self.context.mode == "round":
             for line in self.round_lines:
                 terminal.write_line(line)
@@ -445,6 +463,8 @@ class Controller:
                 + " (nothing written under results/)"
             )
             terminal.write_line(f"logs: {logs}")
+        for line in self._remote_log_lines():
+            terminal.write_line(line)
         if self.interrupted_missing is not None:
             terminal.write_line(
                 f"the round was interrupted: {self.interrupted_missing} of {len(self.watch.cases)} cases "

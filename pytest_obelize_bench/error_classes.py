@@ -23,6 +23,7 @@ INFRASTRUCTURE_REASONS = frozenset(
         "work_root_not_isolated",
         "harness_crashed",
         "worker_lost",
+        "worker_refused",
         "program_refused",
         "network_failed",
     }

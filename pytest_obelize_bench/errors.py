@@ -23,6 +23,7 @@ ERROR_REASONS: tuple[str, ...] = (
     "suite_crashed",
     "worker_lost",
     "interrupted",
+    "worker_refused",
 )
 
 

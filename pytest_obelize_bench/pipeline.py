@@ -143,6 +143,8 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         from pytest_obelize_bench.steps import StepRunner
         from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
 
+        if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
+            raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
         # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
         folder = case.id if attempt == 1 else f"{case.id}.attempt-{attempt}"
         workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
@@ -469,6 +471,7 @@ def build_record(run: CaseRun) -> Record:
         allow_dirty=context.allow_dirty if context.mode == "round" else None,
         sandbox=_sandbox_label(run),
         content_key=_content_key(run),  # hook: resume (content_key.py)
+        worker=context.worker,
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

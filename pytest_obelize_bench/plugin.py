@@ -236,10 +236,31 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # xdist sets workerinput on a worker's config; pytest's Config does not declare it.
         context = RoundContext.from_json(config.workerinput[WORKERINPUT_KEY])  # type: ignore[attr-defined]
+        context = _worker_context(config, context, rootdir)  # remote.py: this machine's own paths
         only = config.workerinput.get(ONLY_WORKERINPUT_KEY)  # type: ignore[attr-defined]
         if only is not None:
             config.stash[ONLY_KEY] = frozenset(only)
     config.stash[CONTEXT_KEY] = context
+
+
+def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path) -> RoundContext:
+    """The controller's context, or the same specs over this worker's own paths (remote.py)."""
+    from pytest_obelize_bench.remote import localize
+    from pytest_obelize_bench.startup import harness_provenance, option_path
+
+    own = {
+        "project_root": str(rootdir),
+        "cases_path": str(option_path(config, "--bench-cases", rootdir)),
+        "fixtures_dir": str(option_path(config, "--bench-fixtures", rootdir)),
+        "results_dir": str(option_path(config, "--bench-results", rootdir)),
+    }
+    workerid = str(config.workerinput.get("workerid", "gw?"))  # type: ignore[attr-defined]  # set by xdist
+
+    def own_commit() -> str | None:
+        commit = harness_provenance(rootdir)["commit"]
+        return commit if isinstance(commit, str) else None
+
+    return localize(context, workerid=workerid, own=own, own_commit=own_commit)
 
 
 def _terminate_as_interrupt() -> None:
@@ -407,12 +428,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.bench_tier = outcome.tier
         report.bench_case_id = outcome.case_id
         report.bench_artefacts = outcome.artefacts_json
+        context = item.config.stash.get(CONTEXT_KEY, None)
+        if context is not None and context.remote:  # remote.py: the logs stay on that machine
+            from pytest_obelize_bench.remote import logs_of, tidy_on_worker
+
+            folder = _folder_of(outcome.case_id, item)
+            report.bench_logs = logs_of(context, folder)
+            tidy_on_worker(context, folder, outcome.tier, item.config.getoption("--bench-keep"))
         if outcome.tier == "error" and report.passed:
             # pytest lists the "error" category in its ERRORS section: say what the case hit.
             report.longrepr = outcome.error_line
         # junitxml reads the properties from the teardown report, which copies the item's list.
         item.user_properties.append(("tier", outcome.tier))
     return report
+
+
+def _folder_of(case_id: str, item: pytest.Item) -> str:
+    """The case's work folder, as pipeline.start_case names it."""
+    attempt = getattr(item, "bench_attempt", 1)
+    return case_id if attempt == 1 else f"{case_id}.attempt-{attempt}"
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:

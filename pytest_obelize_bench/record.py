@@ -107,6 +107,8 @@ class Provenance(_Model):
     content_key: str | None = None
     #: The run id a ``--bench-resume`` kept this record from (it was not run again); else null.
     resumed_from: str | None = None
+    #: ``gw3@host`` under xdist (its logs are on that machine); null in a serial run and older records.
+    worker: str | None = None
 
 
 class Record(_Model):

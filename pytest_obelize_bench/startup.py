@@ -20,6 +20,7 @@ from pytest_obelize_bench.cases import (
     load_fixtures,
 )
 from pytest_obelize_bench.context import RoundContext
+from pytest_obelize_bench.remote import file_sha256, write_session_marker
 
 
 def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
@@ -29,6 +30,11 @@ def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
         return path
     invocation = Path(config.invocation_params.dir)
     return (invocation / path) if (invocation / path).exists() else (rootdir / path)
+
+
+def option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
+    """``_option_path`` for a worker deriving its own paths (remote.py)."""
+    return _option_path(config, name, rootdir)
 
 
 def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
@@ -107,6 +113,7 @@ def build_context(
             "--fixtures-only runs the obelize installed beside the harness; --obelize does not apply"
         )
     tool_json: dict[str, object] | None = None
+    tool_checkout: str | None = None
     packs: dict[str, dict[str, object]] = {}
     if not collect_only:
         from pytest_obelize_bench.tool_env import pack_provenance, resolve_tool
@@ -117,6 +124,8 @@ def build_context(
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         tool_json = json.loads(tool.to_json())
+        if tool.source == "checkout" and spec:  # remote workers need it at this very path (remote.py)
+            tool_checkout = str(Path(spec).expanduser().resolve())
         for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
             packs[pack] = {**pack_provenance(tool, pack)}
     return RoundContext(
@@ -138,6 +147,9 @@ def build_context(
         harness=harness,
         step_limits=step_limits,
         sandbox=sandbox,
+        work_token=write_session_marker(work_root),
+        cases_sha256=file_sha256(_option_path(config, "--bench-cases", rootdir)) if mode == "round" else None,
+        tool_checkout=tool_checkout,
     )
 
 
@@ -154,4 +166,4 @@ def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]
         raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
 
 
-__all__ = ["build_context", "harness_provenance", "load_items", "sandbox_settings"]
+__all__ = ["build_context", "harness_provenance", "load_items", "option_path", "sandbox_settings"]
