@@ -17,6 +17,7 @@ import pytest
 from pytest_obelize_bench.cases import Case
 from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY
+from pytest_obelize_bench.options import options_of
 from pytest_obelize_bench.record import (
     TIERS,
     Record,
@@ -31,6 +32,7 @@ class Controller:
 
     def __init__(self, config: pytest.Config, context: RoundContext, gate: set[str]) -> None:
         self.config = config
+        self.options = options_of(config)
         self.context = context
         self.records: dict[str, Record] = {}
         self.written: list[Path] = []
@@ -62,7 +64,7 @@ class Controller:
 
     @property
     def writes_results(self) -> bool:
-        return self.context.mode == "round" and not self.config.getoption("collectonly")
+        return self.context.mode == "round" and not self.options.collect_only
 
     # -- the run -------------------------------------------------------------------------
 
@@ -78,9 +80,9 @@ class Controller:
 
         results = Path(self.context.results_dir)
         number = int(self.context.round or 0)
-        rerun = self.config.getoption("--bench-rerun")
-        given = self.config.getoption("--bench-run")
-        if self.config.getoption("--bench-resume") is not None:  # hook: resume
+        rerun = self.options.rerun
+        given = self.options.run
+        if self.options.resume is not None:  # hook: resume
             if rerun or given:
                 raise pytest.UsageError("--bench-resume continues a run by itself; leave out --bench-rerun/--bench-run")
             self._start_resume(results, number)
@@ -113,7 +115,7 @@ class Controller:
         from pytest_obelize_bench.resume import LATEST, latest_run, plan_resume
         from pytest_obelize_bench.runs import check_run_id, read_manifest, read_run_records, run_folder, runs_root
 
-        wanted = self.config.getoption("--bench-resume")
+        wanted = self.options.resume
         run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
         if run_id is None:
             raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
@@ -131,7 +133,7 @@ class Controller:
             self.context,
             cases,
             read_run_records(folder, [case.id for case in cases]).records,
-            cutoff_given=bool(self.config.getoption("--exclude-newer")),
+            cutoff_given=bool(self.options.exclude_newer),
             harness_version=__version__,
         )
         self.context, self.run_id, self.only, self.kept = plan.context, run_id, plan.to_run, plan.kept
@@ -152,10 +154,10 @@ class Controller:
         from pytest_obelize_bench.runs import Selection
 
         return Selection(
-            keyword=self.config.getoption("keyword") or None,
-            marker=self.config.getoption("markexpr") or None,
-            split=self.config.getoption("--bench-split"),
-            last_failed=bool(self.config.getoption("lf", False)),
+            keyword=self.options.keyword,
+            marker=self.options.markexpr,
+            split=self.options.split,
+            last_failed=self.options.last_failed,
             rerun_errors=self.only is not None,
         )
 
@@ -231,13 +233,13 @@ class Controller:
         self._preflight([by_id.get(nodeid.rpartition("::")[2]) for nodeid in ids])
 
     def _preflight(self, cases: list[Any]) -> None:
-        if self.config.getoption("--bench-no-preflight"):
+        if not self.options.preflight:
             return
         from pytest_obelize_bench.preflight import run_preflight
 
         wanted = [case for case in cases if case is not None and case.retired is None]
         workers = int(getattr(self.config.option, "numprocesses", None) or 1)
-        keep_all = self.config.getoption("--bench-keep") == "all"
+        keep_all = self.options.keep == "all"
         problems = run_preflight(wanted, self.context, workers=workers, keep_all=keep_all)
         if not problems:
             self.preflight_lines = ["preflight: ok"]
@@ -320,7 +322,7 @@ class Controller:
 
     def _tidy(self, record: Record) -> None:
         """``--bench-keep``: remove a finished case's checkout and venv (its logs stay)."""
-        keep = self.config.getoption("--bench-keep")
+        keep = self.options.keep
         if record.case in self.remote_logs:  # that worker tidied its own disk
             return
         if keep == "all" or (keep == "failed" and record.tier == "error"):
@@ -385,7 +387,7 @@ class Controller:
         manifest.ended_at = utc_now()
         manifest.interrupted = manifest.interrupted or interrupted
         write_manifest(self.run_dir, manifest)
-        if self.config.getoption("--bench-no-publish") or self.config.getoption("--bench-no-summary"):
+        if not self.options.publish:
             self.publish_lines = [f"run {self.run_id} not published (--bench-no-publish); run folder: {self.run_dir}"]
             return
         number = int(self.context.round or case_file.round)
@@ -395,7 +397,7 @@ class Controller:
                 case_file,
                 number,
                 str(self.run_id),
-                allow_infrastructure_errors=bool(self.config.getoption("--bench-publish-with-infra-errors")),
+                allow_infrastructure_errors=self.options.publish_with_infra_errors,
             )
         except (CaseFileError, RecordError, OSError) as exc:
             self.summary_error = str(exc).splitlines()[0]

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench.case_kinds import FIXTURE_COPY_IGNORE
 from pytest_obelize_bench.errors import CaseError
 from pytest_obelize_bench.frame import FrameRepository
 from pytest_obelize_bench.policy import DEFAULT_LIMITS, MeasureStep
@@ -28,7 +29,6 @@ PROBE_TIMEOUT_S = 300.0
 FETCH_TIMEOUT_S = DEFAULT_LIMITS["fetch"]
 WORKERINPUT_KEY = "obelize_bench_measure"
 #: Left out of a fixture repository's copy: caches and any evidence a previous run left.
-FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
 
 #: Runs in the tool's interpreter from the checkout's parent: what the repository declares about
 #: its Python, read by obelize's own scan/runtime.py (the protocol's instrument for that figure).

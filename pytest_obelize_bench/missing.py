@@ -71,9 +71,11 @@ def _first_line(longrepr: object, fallback: str) -> str:
 
 def lost_record(case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1) -> Record:
     """The ``error`` record of a case that produced none, with the round's provenance."""
+    from pytest_obelize_bench.case_kinds import kind_for
+    from pytest_obelize_bench.case_run import CaseRun
     from pytest_obelize_bench.errors import CaseError
-    from pytest_obelize_bench.pipeline import CaseRun, _utc_now, build_record
+    from pytest_obelize_bench.pipeline import _utc_now, build_record
 
-    run = CaseRun(case=case, context=context, run_at=_utc_now(), attempt_number=attempt)
+    run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
     run.error = CaseError(step, reason, detail)
     return build_record(run)

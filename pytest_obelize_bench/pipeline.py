@@ -10,29 +10,24 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sys
 import time
-import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
 from pytest_obelize_bench import __version__
-from pytest_obelize_bench.cases import PACK_DISTRIBUTIONS, Case
+from pytest_obelize_bench.case_run import CaseRun
+from pytest_obelize_bench.cases import Case
 from pytest_obelize_bench.context import RoundContext
 from pytest_obelize_bench.errors import CaseError
+from pytest_obelize_bench.options import options_of
 from pytest_obelize_bench.outcome import OUTCOME_KEY, CaseOutcome
 from pytest_obelize_bench.policy import Step
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.elide import Elider
-    from pytest_obelize_bench.environment import Interpreter
-    from pytest_obelize_bench.steps import StepRunner
-    from pytest_obelize_bench.workspace import Workspace
+    pass
 
 from pytest_obelize_bench.record import (
     ErrorInfo,
@@ -40,87 +35,10 @@ from pytest_obelize_bench.record import (
     Record,
     StepRecord,
     SuiteResult,
-    comparable,
-    differences,
 )
 
 #: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish.
 MAX_GRADED_FACTS_BYTES = 5_000_000
-#: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
-FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
-
-
-@dataclass
-class CaseRun:
-    """Everything one case has done so far; the fixtures hand it from stage to stage."""
-
-    case: Case
-    context: RoundContext
-    run_at: str
-    attempt_number: int = 1
-    workspace: Workspace | None = None
-    runner: StepRunner | None = None
-    elider: Elider | None = None
-    interpreter: Interpreter | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    error: CaseError | None = None
-    crash: str | None = None
-    sdk_from: str | None = None
-    sdk_to: str | None = None
-    packages_sha256: str | None = None
-    uv_version: str | None = None
-    baseline: SuiteResult = field(default_factory=SuiteResult)
-    after: SuiteResult = field(default_factory=SuiteResult)
-    artefacts: Any = None
-    patch_compiles: bool | None = None
-    runtime_seconds: float | None = None
-
-    @property
-    def offline(self) -> bool:
-        return self.context.mode == "fixtures"
-
-    @property
-    def checkout(self) -> Path:
-        return self.tree().checkout
-
-    # A stage reads what an earlier stage set; reaching one before it is set is a harness bug.
-    def tree(self) -> Workspace:
-        return _set(self.workspace, "workspace")
-
-    def steps(self) -> StepRunner:
-        return _set(self.runner, "runner")
-
-    def venv(self) -> Interpreter:
-        return _set(self.interpreter, "interpreter")
-
-    def limit(self, step: str) -> float:
-        """The step's time limit for this round (``--bench-step-timeout`` over the defaults)."""
-        from pytest_obelize_bench.limits import limit
-
-        return limit(self.context.step_limits, step)
-
-    def attempt(self, stage: Callable[[], None]) -> CaseRun:
-        """Run a stage unless an earlier one failed; turn any failure into this case's error."""
-        if self.error is not None:
-            return self
-        try:
-            stage()
-        except CaseError as exc:
-            self.error = exc
-        except KeyboardInterrupt:
-            raise  # Ctrl-C or SIGTERM: the controller records the running case as interrupted
-        except BaseException as exc:  # a harness bug, or pytest-timeout: still a record
-            if _is_pytest_timeout(exc):
-                self.error = CaseError("harness", "timeout", "pytest-timeout ended the item; its step was killed")
-                return self
-            self.error = CaseError("harness", "harness_crashed", f"{type(exc).__name__}: {exc}"[:500])
-            self.crash = traceback.format_exc()
-        return self
-
-
-def _is_pytest_timeout(exc: BaseException) -> bool:
-    """pytest-timeout's signal method fails the item with ``pytest.fail("Timeout (>Ns) ...")``."""
-    return isinstance(exc, pytest.fail.Exception) and "pytest-timeout" in str(exc)
 
 
 def _utc_now() -> str:
@@ -131,15 +49,13 @@ def _utc_now() -> str:
 
 
 def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
-    run = CaseRun(case=case, context=context, run_at=_utc_now(), attempt_number=attempt)
+    from pytest_obelize_bench.case_kinds import kind_for
+
+    run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
 
     def stage() -> None:
         from pytest_obelize_bench.elide import Elider
-        from pytest_obelize_bench.executor import (
-            OfflineExecutor,
-            ProcessExecutor,
-            step_environment,
-        )
+        from pytest_obelize_bench.executor import ProcessExecutor, step_environment
         from pytest_obelize_bench.steps import StepRunner
         from pytest_obelize_bench.workspace import check_isolation, prepare_workspace
 
@@ -172,16 +88,13 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
             "UV_PYTHON_DOWNLOADS": "never",
             "UV_SYSTEM_CERTS": "1",
         }
-        if not run.offline:
-            extra["UV_EXCLUDE_NEWER"] = context.exclude_newer or ""
-            if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
-                extra["UV_CACHE_DIR"] = context.uv_cache
+        extra.update(run.kind.step_variables(context))
         run.env = step_environment(os.environ, home=workspace.home, extra=extra)
         from pytest_obelize_bench.sandbox import sandbox_for_case
 
         executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
         run.runner = StepRunner(
-            OfflineExecutor(executor) if run.offline else executor,
+            run.kind.wrap(executor),
             logs=workspace.logs,
             elider=run.elider,
             env=run.env,
@@ -193,118 +106,15 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
 
 
 def stage_checkout(run: CaseRun) -> CaseRun:
-    def stage() -> None:
-        case = run.case
-        if run.offline:
-            shutil.copytree(Path(case.source or ""), run.checkout, symlinks=True, ignore=FIXTURE_COPY_IGNORE)
-            return
-        from pytest_obelize_bench.checkout import fetch_checkout
-
-        owner, _, name = (case.full_name or "").partition("/")
-        fetch_checkout(
-            run.steps(),
-            url=case.repo or "",
-            sha=case.sha or "",
-            dest=run.checkout,
-            cache=Path(run.context.repo_cache) if run.context.repo_cache else None,
-            owner=owner,
-            name=name,
-            timeout=run.limit("fetch"),
-        )
-
-    return run.attempt(stage)
+    return run.attempt(lambda: run.kind.checkout(run))
 
 
 def stage_venv(run: CaseRun) -> CaseRun:
-    def stage() -> None:
-        from pytest_obelize_bench.environment import (
-            Interpreter,
-            case_environment,
-            create_venv,
-            uv_version,
-        )
-
-        if run.offline:
-            run.interpreter = Interpreter(
-                requested="",
-                used="",
-                executable=Path(sys.executable),
-                build=" ".join(sys.version.split()),
-                machine=platform.machine(),
-            )
-            return
-        run.uv_version = uv_version()
-        venv = run.checkout / ".venv"
-        run.interpreter = create_venv(
-            run.steps(),
-            key=run.case.python or "",
-            policy=run.context.interpreter_policy,
-            venv=venv,
-            search_path=[Path(p) for p in run.context.python_search],
-            timeout=run.limit("venv"),
-        )
-        run.env = case_environment(run.env, venv)
-        run.steps().env = run.env
-
-    return run.attempt(stage)
+    return run.attempt(lambda: run.kind.venv(run))
 
 
 def stage_legacy_sdk(run: CaseRun) -> CaseRun:
-    def stage() -> None:
-        if run.offline:
-            return
-        from pytest_obelize_bench.environment import (
-            install_pinned,
-            run_install_commands,
-        )
-
-        case = run.case
-        run_install_commands(
-            run.steps(),
-            case.install,
-            interpreter=run.venv().executable,
-            checkout=run.checkout,
-            timeout=run.limit("install"),
-        )
-        legacy, _ = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_from = _reused(
-            run,
-            [f"{legacy}=={case.from_version}"],
-            lambda offline: install_pinned(
-                run.steps(),
-                number=Step.INSTALL_FROM,
-                name="install-from",
-                distribution=legacy,
-                version=case.from_version or "",
-                interpreter=run.venv().executable,
-                timeout=run.limit("install"),
-                offline=offline,
-            ),
-        )
-
-    return run.attempt(stage)
-
-
-# -- hook: environment reuse (envreuse.py) ------------------------------------------------
-def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
-    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
-    from pytest_obelize_bench.envreuse import Marks, environment_key, reuse_install
-
-    key = environment_key(
-        interpreter_used=run.venv().used,
-        exclude_newer=run.context.exclude_newer,
-        uv_cache=run.env.get("UV_CACHE_DIR"),
-        commands=run.case.install,
-        installs=installs,
-    )
-    marks = Marks(Path(run.context.work_root))
-    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
-
-
-def _set[T](value: T | None, name: str) -> T:
-    if value is None:
-        raise RuntimeError(f"the case's {name} is used before the stage that sets it ran")
-    return value
+    return run.attempt(lambda: run.kind.legacy_sdk(run))
 
 
 # -- steps 5 to 10 ---------------------------------------------------------------------
@@ -365,26 +175,7 @@ def run_steps(run: CaseRun) -> None:
         )
 
     def new_sdk() -> None:
-        if run.offline:
-            return
-        from pytest_obelize_bench.environment import install_pinned, packages_digest
-
-        legacy, new = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_to = _reused(
-            run,
-            [f"{legacy}=={case.from_version}", f"{new}=={case.to_version}"],
-            lambda offline: install_pinned(
-                run.steps(),
-                number=Step.INSTALL_TO,
-                name="install-to",
-                distribution=new,
-                version=case.to_version or "",
-                interpreter=run.venv().executable,
-                timeout=run.limit("install"),
-                offline=offline,
-            ),
-        )
-        run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
+        run.kind.new_sdk(run)
 
     def after() -> None:
         run.after = _suite(run, "after", Step.AFTER)
@@ -462,7 +253,7 @@ def build_record(run: CaseRun) -> Record:
         sdk_from=run.sdk_from,
         sdk_to=run.sdk_to,
         uv_version=run.uv_version,
-        exclude_newer=None if run.offline else context.exclude_newer,
+        exclude_newer=run.kind.exclude_newer(context),
         packages_sha256=run.packages_sha256,
         run_at=run.run_at,
         harness_version=context.harness.get("version", __version__),
@@ -517,37 +308,4 @@ def finish_case(run: CaseRun, item: pytest.Item) -> None:
         pytest.fail(
             f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}", pytrace=False
         )
-    if run.offline:
-        if item.config.getoption("--bench-update-expected"):
-            write_expected(run.case, record)
-        else:
-            check_expected(run.case, record)
-
-
-def write_expected(case: Case, record: Record) -> None:
-    """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
-    import json
-
-    from pytest_obelize_bench.safe_io import write_atomically
-
-    write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
-
-
-def expected_path(case: Case) -> Path:
-    return Path(case.source or "").parent / "expected.json"
-
-
-def check_expected(case: Case, record: Record) -> None:
-    """A fixture must reproduce its committed expected.json over the comparable view."""
-    import json
-
-    path = expected_path(case)
-    if not path.is_file():
-        pytest.fail(f"{path} is missing; write it with `obelize-bench fixtures --update`", pytrace=False)
-    try:
-        want = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        pytest.fail(f"{path}: not JSON: {exc}", pytrace=False)
-    lines = differences(comparable(record), want)
-    if lines:
-        pytest.fail(f"{case.id} differs from {path}:\n  " + "\n  ".join(lines), pytrace=False)
+    run.kind.judge(run, record, update_expected=options_of(item.config).update_expected)

@@ -22,7 +22,8 @@ from pytest_obelize_bench.keys import (
     ONLY_KEY,
     ONLY_WORKERINPUT_KEY,
 )
-from pytest_obelize_bench.outcome import OUTCOME_KEY, REPORT_CHAR, TIER_DISPLAY, parse_tier_gate
+from pytest_obelize_bench.options import options_of
+from pytest_obelize_bench.outcome import OUTCOME_KEY, REPORT_CHAR, TIER_DISPLAY
 
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
@@ -174,14 +175,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _bench_mode(config: pytest.Config) -> str | None:
-    if config.getoption(OPTION_FIXTURES):
-        return "fixtures"
-    if config.getoption(OPTION_ROUND) is not None:
-        return "round"
-    return None
-
-
 def is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
@@ -198,14 +191,11 @@ def pytest_configure(config: pytest.Config) -> None:
         ("fixture", "an offline fixture repository"),
     ):
         config.addinivalue_line("markers", f"{marker}: {text}")
-    mode = _bench_mode(config)
+    options = options_of(config)  # every option read and checked once, here
+    mode = options.mode
     if mode is None:
         return
     _terminate_as_interrupt()
-    if config.getoption(OPTION_FIXTURES) and config.getoption(OPTION_ROUND) is not None:
-        raise pytest.UsageError("--bench-round and --fixtures-only are different runs; give one of them")
-    if config.getoption("--bench-repeat") < 1:
-        raise pytest.UsageError("--bench-repeat: K must be at least 1")
 
     from pytest_obelize_bench.cases import CaseFileError
     from pytest_obelize_bench.startup import build_context, load_items
@@ -221,7 +211,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.args_source = pytest.Config.ArgsSource.ARGS
 
     if is_controller(config):
-        gate = tier_gate(config)  # an unknown tier is a usage error before the tool is resolved
+        gate = set(options.fail_on)
         context = build_context(config, mode, rootdir, cases_by_path)
         from pytest_obelize_bench.controller import Controller
 
@@ -250,9 +240,9 @@ def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path)
 
     own = {
         "project_root": str(rootdir),
-        "cases_path": str(option_path(config, "--bench-cases", rootdir)),
-        "fixtures_dir": str(option_path(config, "--bench-fixtures", rootdir)),
-        "results_dir": str(option_path(config, "--bench-results", rootdir)),
+        "cases_path": str(option_path(config, options_of(config).cases, rootdir)),
+        "fixtures_dir": str(option_path(config, options_of(config).fixtures, rootdir)),
+        "results_dir": str(option_path(config, options_of(config).results, rootdir)),
     }
     workerid = str(config.workerinput.get("workerid", "gw?"))  # type: ignore[attr-defined]  # set by xdist
 
@@ -334,7 +324,7 @@ class CaseCollector(pytest.File):
 
     def collect(self) -> list[pytest.Item]:
         items: list[pytest.Item] = []
-        repeat = self.config.getoption("--bench-repeat")
+        repeat = options_of(self.config).repeat
         for case, attempt in ((c, n) for c in sorted(self.cases, key=lambda c: c.id) for n in range(1, repeat + 1)):
             # Under --bench-repeat each attempt is an item of its own, so xdist spreads them.
             name = case.id if repeat == 1 else f"{case.id}[attempt-{attempt}]"
@@ -434,7 +424,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
             folder = _folder_of(outcome.case_id, item)
             report.bench_logs = logs_of(context, folder)
-            tidy_on_worker(context, folder, outcome.tier, item.config.getoption("--bench-keep"))
+            tidy_on_worker(context, folder, outcome.tier, options_of(item.config).keep)
         if outcome.tier == "error" and report.passed:
             # pytest lists the "error" category in its ERRORS section: say what the case hit.
             report.longrepr = outcome.error_line
@@ -465,10 +455,3 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     warning = (context.sandbox or {}).get("warning") if context is not None and is_controller(config) else None
     if warning:
         terminalreporter.write_line(f"obelize-bench: {warning}", yellow=True, bold=True)
-
-
-def tier_gate(config: pytest.Config) -> set[str]:
-    try:
-        return parse_tier_gate((config.getoption("--bench-fail-on") or "").split(","))
-    except ValueError as exc:
-        raise pytest.UsageError(f"--bench-fail-on: {exc}") from None

@@ -20,36 +20,33 @@ from pytest_obelize_bench.cases import (
     load_fixtures,
 )
 from pytest_obelize_bench.context import RoundContext
+from pytest_obelize_bench.options import options_of
 from pytest_obelize_bench.remote import file_sha256, write_session_marker
 
 
-def _option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
+def option_path(config: pytest.Config, value: str, rootdir: Path) -> Path:
     """An option's path: relative to the cwd when it exists there, else to the rootdir."""
-    path = Path(config.getoption(name)).expanduser()
+    path = Path(value).expanduser()
     if path.is_absolute():
         return path
     invocation = Path(config.invocation_params.dir)
     return (invocation / path) if (invocation / path).exists() else (rootdir / path)
 
 
-def option_path(config: pytest.Config, name: str, rootdir: Path) -> Path:
-    """``_option_path`` for a worker deriving its own paths (remote.py)."""
-    return _option_path(config, name, rootdir)
-
-
 def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
     """The files to collect and the cases each yields; raises CaseFileError on a bad file."""
+    options = options_of(config)
     if mode == "fixtures":
-        root = _option_path(config, "--bench-fixtures", rootdir)
+        root = option_path(config, options.fixtures, rootdir)
         return {(root / case.id / "case.yaml").resolve(): [case] for case in load_fixtures(root)}
-    path = _option_path(config, "--bench-cases", rootdir)
+    path = option_path(config, options.cases, rootdir)
     case_file = load_case_file(path)
-    wanted = config.getoption("--bench-round")
+    wanted = options.round
     if case_file.round != wanted:
         raise CaseFileError(
             [f"{path}: top level: round: the file is round {case_file.round}, but --bench-round={wanted} was asked for"]
         )
-    side = config.getoption("--bench-split")
+    side = options.split
     cases = [case for case in case_file.cases if side is None or case.split == side]
     return {path.resolve(): cases}
 
@@ -76,6 +73,7 @@ def build_context(
     config: pytest.Config, mode: str, rootdir: Path, cases_by_path: dict[Path, list[Case]]
 ) -> RoundContext:
     """The round's shared context, computed on the controller only."""
+    options = options_of(config)
     from pytest_obelize_bench.environment import (
         default_uv_cache,
         exclude_newer_now,
@@ -83,19 +81,19 @@ def build_context(
     )
     from pytest_obelize_bench.workspace import default_work_root
 
-    collect_only = bool(config.getoption("collectonly"))
+    collect_only = options.collect_only
     harness = harness_provenance(rootdir)
-    allow_dirty = bool(config.getoption("--bench-allow-dirty"))
+    allow_dirty = options.allow_dirty
     if mode == "round" and not collect_only and not allow_dirty and harness["tree_dirty"] is not False:
         why = "is not a git checkout" if harness["tree_dirty"] is None else "has uncommitted changes"
         raise pytest.UsageError(
             f"{rootdir} {why}; a round's records must name the code that ran. "
             "Commit first, or pass --bench-allow-dirty (the records will say so)."
         )
-    work_option = config.getoption("--bench-work")
+    work_option = options.work
     work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
-    cache_option = config.getoption("--bench-repo-cache")
-    exclude = config.getoption("--exclude-newer")
+    cache_option = options.repo_cache
+    exclude = options.exclude_newer
     try:
         exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
     except ValueError as exc:
@@ -103,11 +101,11 @@ def build_context(
     from pytest_obelize_bench.limits import LimitError, parse_limits
 
     try:
-        step_limits = parse_limits(config.getoption("--bench-step-timeout"))
+        step_limits = parse_limits(options.step_timeout)
     except LimitError as exc:
         raise pytest.UsageError(str(exc)) from None
     sandbox = sandbox_settings(config, probe=not collect_only)  # before a tool venv is built
-    spec = config.getoption("--obelize")
+    spec = options.obelize
     if mode == "fixtures" and spec:
         raise pytest.UsageError(
             "--fixtures-only runs the obelize installed beside the harness; --obelize does not apply"
@@ -130,15 +128,15 @@ def build_context(
             packs[pack] = {**pack_provenance(tool, pack)}
     return RoundContext(
         mode="fixtures" if mode == "fixtures" else "round",
-        round=config.getoption("--bench-round"),
+        round=options.round,
         project_root=str(rootdir),
-        cases_path=str(_option_path(config, "--bench-cases", rootdir)),
-        fixtures_dir=str(_option_path(config, "--bench-fixtures", rootdir)),
-        results_dir=str(_option_path(config, "--bench-results", rootdir)),
+        cases_path=str(option_path(config, options.cases, rootdir)),
+        fixtures_dir=str(option_path(config, options.fixtures, rootdir)),
+        results_dir=str(option_path(config, options.results, rootdir)),
         work_root=str(work_root),
         repo_cache=str(Path(cache_option).expanduser().resolve()) if cache_option else None,
-        interpreter_policy=config.getoption("--bench-interpreter"),
-        python_search=tuple(str(Path(p).expanduser()) for p in config.getoption("--bench-python-path")),
+        interpreter_policy=options.interpreter,
+        python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),
         exclude_newer=exclude_newer,
         uv_cache=str(default_uv_cache(work_root)),
         allow_dirty=allow_dirty,
@@ -148,16 +146,17 @@ def build_context(
         step_limits=step_limits,
         sandbox=sandbox,
         work_token=write_session_marker(work_root),
-        cases_sha256=file_sha256(_option_path(config, "--bench-cases", rootdir)) if mode == "round" else None,
+        cases_sha256=file_sha256(option_path(config, options.cases, rootdir)) if mode == "round" else None,
         tool_checkout=tool_checkout,
     )
 
 
 def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]:
     """``--bench-sandbox`` decided once, on the controller: bwrap is probed here and nowhere else."""
+    options = options_of(config)
     from pytest_obelize_bench.sandbox import SandboxUnavailable, Settings, choose
 
-    mode = config.getoption("--bench-sandbox")
+    mode = options.sandbox
     if not probe:  # --collect-only runs no step
         return Settings(mode=mode).to_json()
     try:
