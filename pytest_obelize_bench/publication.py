@@ -15,12 +15,12 @@ from pytest_obelize_bench.cases import CaseFile
 from pytest_obelize_bench.publication_note import (
     Publication,
     expected_cases,
-    names_in,
     sha256_text,
 )
 from pytest_obelize_bench.published import (
     ARTEFACTS_DIR,
     PUBLICATION_NAME,
+    names_in,
     read_bounded_text,
 )
 from pytest_obelize_bench.record import RecordError, parse_record, repeat_stems
@@ -117,7 +117,7 @@ def publish_run(
 def _copy_repeats(run: Path, round_folder: Path, cases: set[str]) -> dict[str, str]:
     """Copy the run's repeats of the published cases (and their graded facts) into the round,
     removing the round's earlier ones; the stems published, with their sha256."""
-    for stem in repeat_stems(names_in(round_folder), repeat_case_ids(round_folder)):
+    for stem in repeat_stems(names_in(round_folder)):
         (round_folder / f"{stem}.json").unlink(missing_ok=True)
         (round_folder / ARTEFACTS_DIR / f"{stem}.json").unlink(missing_ok=True)
     published: dict[str, str] = {}
@@ -136,21 +136,10 @@ def _copy_repeats(run: Path, round_folder: Path, cases: set[str]) -> dict[str, s
     return published
 
 
-def repeat_case_ids(folder: Path) -> set[str]:
-    """Every case id that a ``<case>.attempt-N.json`` name in ``folder`` points at."""
-    ids = set()
-    for name in names_in(folder):
-        case, dot, rest = name.removesuffix(".json").rpartition(".attempt-")
-        if dot and rest.isdigit():
-            ids.add(case)
-    return ids
-
-
 __all__ = [
     "Outcome",
     "publish_run",
     "record_imported_round",
-    "repeat_case_ids",
 ]
 
 

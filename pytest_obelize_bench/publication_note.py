@@ -19,6 +19,7 @@ from pytest_obelize_bench.cases import CaseFile
 from pytest_obelize_bench.published import (
     PUBLICATION_NAME,
     PublishedRound,
+    names_in,
     read_bounded_text,
 )
 from pytest_obelize_bench.record import RecordError, repeat_stems
@@ -72,10 +73,6 @@ def read_publication(round_folder: Path) -> Publication | None:
         return Publication.model_validate_json(text)
     except ValueError as exc:
         raise RecordError(f"{path}: not a publication note: {str(exc).splitlines()[0]}") from None
-
-
-def names_in(folder: Path) -> list[str]:
-    return [entry.name for entry in folder.iterdir()] if folder.is_dir() else []
 
 
 def _repeat_problems(round_folder: Path, note: Publication, label: str) -> list[str]:
@@ -176,7 +173,6 @@ def _note_against_run(
 __all__ = [
     "Publication",
     "expected_cases",
-    "names_in",
     "publication_problems",
     "read_publication",
     "sha256_text",

@@ -61,6 +61,11 @@ class PublishedRound:
     unknown: list[str] = field(default_factory=list)
 
 
+def names_in(folder: Path) -> list[str]:
+    """The names in a folder (none when it is not one)."""
+    return [entry.name for entry in folder.iterdir()] if folder.is_dir() else []
+
+
 def read_published(folder: Path, case_ids: Iterable[str]) -> PublishedRound:
     """The records of ``folder`` for these case ids, each checked; an absent folder is empty.
 
@@ -92,7 +97,7 @@ def read_published(folder: Path, case_ids: Iterable[str]) -> PublishedRound:
             record = record.model_copy(update={"tier": computed})
         result.records[case_id] = record
         result.texts[case_id] = text
-    entries = [entry.name for entry in folder.iterdir()]
+    entries = names_in(folder)
     names = {f"{case_id}.json" for case_id in wanted} | KNOWN_ENTRIES
     names |= {f"{stem}.json" for stem in repeat_stems(entries, wanted)}
     result.unknown = sorted(name for name in entries if name not in names)
@@ -114,6 +119,7 @@ __all__ = [
     "RUNS_DIR",
     "SUMMARY_NAME",
     "PublishedRound",
+    "names_in",
     "read_bounded_text",
     "read_case_record",
     "read_json_object",

@@ -167,17 +167,17 @@ def read_record(path: Path) -> Record:
 NOT_RECORDS = frozenset({"summary.json", "publication.json"})
 
 
-def repeat_stems(names: Iterable[str], case_ids: Iterable[str]) -> dict[str, str]:
-    """Of these file names, the repeats (``<case>.attempt-N.json``, N >= 2) of these cases:
-    file stem to case id."""
-    wanted = set(case_ids)
+def repeat_stems(names: Iterable[str], case_ids: Iterable[str] | None = None) -> dict[str, str]:
+    """Of these file names, the repeats (``<case>.attempt-N.json``, N >= 2) of these cases (of any
+    case when ``case_ids`` is None): file stem to case id."""
+    wanted = None if case_ids is None else set(case_ids)
     found: dict[str, str] = {}
     for name in names:
         case, dot, rest = name.removesuffix(".json").rpartition(".attempt-")
         if (
             name.endswith(".json")
             and dot
-            and case in wanted
+            and (wanted is None or case in wanted)
             and rest.isdigit()
             and int(rest) >= 2
             and rest == str(int(rest))
