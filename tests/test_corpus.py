@@ -8,6 +8,7 @@ reach the tier its design implies; install commands that name files of the check
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,18 @@ from tests.test_round import run_pytest
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def corpus_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    root = tmp_path_factory.mktemp("corpus")
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("bwrap", marks=pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bubblewrap")),
+        "none",
+    ],
+)
+def corpus_round(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The corpus as one round, with every step in the sandbox and without it."""
+    root = tmp_path_factory.mktemp(f"corpus-{request.param}")
     project = root / "project"
     rows = [corpus.build(shape, root) for shape in corpus.shapes()]
     rounds.write_case_file(project / "cases" / "cases.yaml", rows)
@@ -32,6 +42,7 @@ def corpus_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpro
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
         f"--bench-work={root / 'work'}",
+        f"--bench-sandbox={request.param}",
         "-n",
         "2",
         "-rT",
@@ -49,6 +60,9 @@ def test_every_shape_reaches_the_tier_its_design_implies(corpus_round: Any) -> N
     got = {case: record["tier"] for case, record in records(project).items()}
     want = {f"{shape.owner}__{shape.name}": shape.tier for shape in corpus.shapes()}
     assert got == want, json.dumps({c: records(project)[c]["error"] for c in got if got[c] != want[c]}, indent=1)
+    sandboxes = {str(record["provenance"]["sandbox"]).split(" ")[0] for record in records(project).values()}
+    assert sandboxes == {"bwrap"} or sandboxes == {"none"}
+    assert ("bwrap" in sandboxes) is ("--bench-sandbox=bwrap" in " ".join(map(str, done.args)))
 
 
 def test_the_after_run_counts_follow_each_suite(corpus_round: Any) -> None:
