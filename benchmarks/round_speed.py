@@ -10,6 +10,10 @@ real plugin over them, one round after another, in this process's children:
 * warm: ``-n 1`` and ``-n 2`` over the cache the cold round filled;
 * resumed: ``--bench-resume`` of the warm ``-n 1`` run, nothing changed.
 
+``--work-root=memory`` (the default where /dev/shm exists) puts the work root, where every
+case's checkout and venv are made, on a memory filesystem; ``--work-root=disk`` in the system
+temp folder.  The uv cache stays on disk either way.
+
 Every round shares one work root (as a machine's default work root is shared) and one
 ``--exclude-newer`` cutoff (as a round names its cutoff).  The ratios come from the records'
 step durations, the junit report's item times and the wall time of each pytest process.
@@ -18,6 +22,7 @@ It needs PyPI (the cold round downloads both SDKs); GitHub is not used.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -32,16 +37,9 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
-from tests.helpers.gitrepo import GitRepo  # noqa: E402
 
 WORK_STEPS = frozenset({"fix", "baseline", "after"})
 SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
-
-
-def _with_files(row: dict[str, Any], root: Path, name: str, files: dict[str, str | bytes | None]) -> dict[str, Any]:
-    repo = GitRepo(root / "origins" / name)
-    row["sha"] = repo.commit(files, "shape the case")
-    return row
 
 
 def build_cases(root: Path) -> list[dict[str, Any]]:
@@ -55,12 +53,12 @@ def build_cases(root: Path) -> list[dict[str, Any]]:
         owner = f"reqs{index}"
         row = rounds.case_row_from_fixture("trap-vertex", owner, root / owner)
         row["install"] = ["uv pip install -r requirements.txt"]
-        rows.append(_with_files(row, root / owner, "trap-vertex", {"requirements.txt": "pytest==8.3.3\n"}))
+        rows.append(rounds.with_files(row, root / owner, {"requirements.txt": "pytest==8.3.3\n"}))
     for index in range(2):
         owner = f"suite{index}"
         row = rounds.case_row_from_fixture("trap-vertex", owner, root / owner)
         row.update(test_cmd="python slow_check.py", has_test_files=True)
-        rows.append(_with_files(row, root / owner, "trap-vertex", {"slow_check.py": SLOW_CHECK}))
+        rows.append(rounds.with_files(row, root / owner, {"slow_check.py": SLOW_CHECK}))
     return rows
 
 
@@ -91,19 +89,41 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     work = sum(step["duration_s"] for step in steps if step["name"] in WORK_STEPS)
     installs = sum(step["duration_s"] for step in steps if step["name"].startswith("install"))
     out = {"steps": total, "work": work, "installs": installs, "cases": float(len(records))}
+    for step in steps:
+        out[f"step:{step['name']}"] = out.get(f"step:{step['name']}", 0.0) + step["duration_s"]
     if junit is not None and junit.is_file():
         out["items"] = sum(float(case.get("time", 0)) for case in ET.parse(junit).getroot().iter("testcase"))
     return out
 
 
+def work_parent(placement: str) -> Path | None:
+    """Where the work root goes: None (the system temp folder) for disk, /dev/shm for memory."""
+    if placement == "disk":
+        return None
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        raise SystemExit("--work-root=memory needs a writable /dev/shm")
+    return shm
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--work-root",
+        choices=("memory", "disk"),
+        default="memory" if Path("/dev/shm").is_dir() else "disk",
+        help="put the rounds' work root (checkouts, venvs, logs) in /dev/shm or in the system temp folder",
+    )
+    placement = parser.parse_args().work_root
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
     with tempfile.TemporaryDirectory(prefix="obelize-bench-speed-") as folder:
         root = Path(folder)
         project = root / "project"
         rounds.write_case_file(project / "cases" / "cases.yaml", build_cases(root))
         cutoff = time.strftime("--exclude-newer=%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        work = root / "work"
+        parent = work_parent(placement)
+        work_folder = tempfile.TemporaryDirectory(prefix="obelize-bench-speed-work-", dir=parent)
+        work = Path(work_folder.name) / "work"
         env = {**base_env, "UV_CACHE_DIR": str(root / "uv-cache")}
         walls: dict[str, float] = {}
         found: dict[str, dict[str, float]] = {}
@@ -121,7 +141,9 @@ def main() -> None:
         warm = found["warm -n 1"]
         prep_steps = (warm["steps"] - warm["work"]) / warm["cases"]
         prep_wall = (walls["warm -n 1"] - warm["work"]) / warm["cases"]
-        report = {
+        work_folder.cleanup()
+        report: dict[str, float | str] = {
+            "work root": placement,
             "warm round wall / sum of fix and suite steps": walls["warm -n 1"] / warm["work"],
             "preparation per case, warm, from steps (s)": prep_steps,
             "preparation per case, warm, wall minus fix and suites (s)": prep_wall,
@@ -132,7 +154,10 @@ def main() -> None:
             "installs share of step time, cold": found["cold -n 1"]["installs"] / found["cold -n 1"]["steps"],
             "installs share of step time, warm": warm["installs"] / warm["steps"],
         }
-        print(json.dumps({name: round(value, 3) for name, value in report.items()}, indent=2))
+        shown = {name: value if isinstance(value, str) else round(value, 3) for name, value in report.items()}
+        print(json.dumps(shown, indent=2))
+        if os.environ.get("ROUND_SPEED_STEPS"):
+            print(json.dumps({"walls": walls, "rounds": found}, indent=2), file=sys.stderr)
 
 
 if __name__ == "__main__":

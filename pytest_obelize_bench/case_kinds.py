@@ -123,8 +123,11 @@ class RepositoryCase:
 
     def legacy_sdk(self, run: CaseRun) -> None:
         from pytest_obelize_bench.environment import install_pinned, run_install_commands
+        from pytest_obelize_bench.envreuse import command_material
 
         case = run.case
+        # Taken before the commands run, and before the fix can rewrite a requirements file.
+        run.install_material = command_material(case.install, run.checkout)
         run_install_commands(
             run.steps(),
             case.install,
@@ -189,7 +192,7 @@ def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -
         interpreter_used=run.venv().used,
         exclude_newer=run.context.exclude_newer,
         uv_cache=run.env.get("UV_CACHE_DIR"),
-        commands=run.case.install,
+        commands=run.install_material,
         installs=installs,
     )
     marks = Marks(Path(run.context.work_root))

@@ -81,6 +81,8 @@ class CaseRun:
     sdk_from: str | None = None
     sdk_to: str | None = None
     packages_sha256: str | None = None
+    #: ``envreuse.command_material`` of the install commands, taken before they ran; None: unshared.
+    install_material: list[str] | None = None
     uv_version: str | None = None
     baseline: SuiteResult = field(default_factory=SuiteResult)
     after: SuiteResult = field(default_factory=SuiteResult)

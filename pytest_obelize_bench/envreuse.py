@@ -14,8 +14,9 @@ environment key, and when it ran); a later install with the same key, a mark no 
 cache), the install runs online as before.
 
 Identical environments: the same interpreter used, the same ``exclude_newer``, the same install
-commands (only ones that cannot read the checkout: ``uv pip install name==version``), and the
-same pins installed before this one.  Anything else has no key and always installs online.
+commands (only ``uv pip install`` of exact pins, or of a requirements file of exact pins, which
+the key covers by its content), and the same pins installed before this one.  Anything else has
+no key and always installs online.
 """
 
 from __future__ import annotations
@@ -31,24 +32,74 @@ from pathlib import Path
 
 from .errors import CaseError
 from .locks import exclusive_lock
+from .safe_io import read_bounded_file
 
 _PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9][A-Za-z0-9.+!_-]*")
 _FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MARKS_DIR = "env-marks"
+#: The largest requirements file whose content an environment key covers.
+REQUIREMENTS_CAP = 65_536
 
 
-def commands_are_shareable(commands: Sequence[str]) -> bool:
-    """True when no install command can read the checkout: each is ``uv pip install`` of exact pins."""
+def _requirements_material(checkout: Path | None, name: str) -> str | None:
+    """``-r sha256:<digest>`` of a checkout's requirements file that holds exact pins only.
+
+    The file is read as untrusted input: a relative path inside the checkout, no symlink, at
+    most ``REQUIREMENTS_CAP`` bytes of UTF-8.  Any line that is not blank, a comment or one
+    ``name==version`` (an option, an include, a URL, a local path, a range) makes it unshared.
+    """
+    relative = Path(name)
+    if checkout is None or relative.is_absolute() or ".." in relative.parts or not relative.parts:
+        return None
+    try:
+        data = read_bounded_file(checkout / relative, REQUIREMENTS_CAP)
+        text = data.decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    for line in text.splitlines():
+        requirement = line.split(" #", 1)[0].strip()
+        if requirement.startswith("#") or not requirement:
+            continue
+        if not _PINNED.fullmatch(requirement):
+            return None
+    return "-r sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _command_material(command: str, checkout: Path | None) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words[:3] != ["uv", "pip", "install"] or len(words) == 3:
+        return None
+    material: list[str] = []
+    rest = iter(words[3:])
+    for word in rest:
+        if word in ("-r", "--requirement"):
+            digest = _requirements_material(checkout, next(rest, ""))
+            if digest is None:
+                return None
+            material.append(digest)
+        elif _PINNED.fullmatch(word):
+            material.append(word)
+        else:
+            return None
+    return " ".join(["uv pip install", *material])
+
+
+def command_material(commands: Sequence[str], checkout: Path | None = None) -> list[str] | None:
+    """What of ``commands`` an environment key covers, or None when one can read more of the checkout.
+
+    Shareable: ``uv pip install`` of exact pins, and of ``-r FILE`` whose file holds only exact
+    pins; the file stands in the key by its sha256, so two checkouts share only identical files.
+    """
+    material: list[str] = []
     for command in commands:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            return False
-        if words[:3] != ["uv", "pip", "install"] or len(words) == 3:
-            return False
-        if not all(_PINNED.fullmatch(word) for word in words[3:]):
-            return False
-    return True
+        found = _command_material(command, checkout)
+        if found is None:
+            return None
+        material.append(found)
+    return material
 
 
 def environment_key(
@@ -56,11 +107,14 @@ def environment_key(
     interpreter_used: str,
     exclude_newer: str | None,
     uv_cache: str | None,
-    commands: Sequence[str],
+    commands: Sequence[str] | None,
     installs: Sequence[str],
 ) -> str | None:
-    """The key of the environment ``installs`` (``dist==version``, in order) produce; None if unshared."""
-    if not interpreter_used or not exclude_newer or not commands_are_shareable(commands):
+    """The key of the environment ``installs`` (``dist==version``, in order) produce; None if unshared.
+
+    ``commands`` is ``command_material`` of the case's install commands (None: unshared).
+    """
+    if not interpreter_used or not exclude_newer or commands is None:
         return None
     text = json.dumps(
         {
@@ -143,7 +197,7 @@ def reuse_install(install: Callable[[bool], str], *, marks: Marks, key: str | No
 __all__ = [
     "MARKS_DIR",
     "Marks",
-    "commands_are_shareable",
+    "command_material",
     "environment_key",
     "resolved_after",
     "reuse_install",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.envreuse import Marks, commands_are_shareable, environment_key, resolved_after
+from pytest_obelize_bench.envreuse import Marks, command_material, environment_key, resolved_after
 from tests.helpers import rounds
 from tests.test_round import run_pytest
 
@@ -21,13 +21,64 @@ KEY_ARGS = {
 
 
 def test_only_exact_pins_through_uv_are_shareable() -> None:
-    assert commands_are_shareable([])
-    assert commands_are_shareable(["uv pip install pytest==8.3.3 pytest-asyncio==0.24.0"])
-    assert not commands_are_shareable(["uv pip install -r requirements.txt"])
-    assert not commands_are_shareable(["uv pip install -e ."])
-    assert not commands_are_shareable(["uv pip install pytest"])
-    assert not commands_are_shareable(["python -m pip install pytest==8.3.3"])
-    assert not commands_are_shareable(["uv pip install 'unbalanced"])
+    assert command_material([]) == []
+    pins = "uv pip install pytest==8.3.3 pytest-asyncio==0.24.0"
+    assert command_material([pins]) == [pins]
+    assert command_material(["uv pip install -e ."]) is None
+    assert command_material(["uv pip install pytest"]) is None
+    assert command_material(["python -m pip install pytest==8.3.3"]) is None
+    assert command_material(["uv pip install 'unbalanced"]) is None
+    # Without a checkout to read, a requirements file cannot be vouched for.
+    assert command_material(["uv pip install -r requirements.txt"]) is None
+
+
+def test_a_requirements_file_of_exact_pins_is_shared_by_its_content(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for checkout in (one, two):
+        checkout.mkdir()
+        (checkout / "requirements.txt").write_text("# tests\npytest==8.3.3  # runner\n\nrich==13.9.4\n")
+    command = ["uv pip install -r requirements.txt pytest-asyncio==0.24.0"]
+    first = command_material(command, one)
+    assert first is not None and first[0].startswith("uv pip install -r sha256:")
+    assert first[0].endswith(" pytest-asyncio==0.24.0")
+    assert command_material(command, two) == first
+    assert command_material(["uv pip install --requirement requirements.txt pytest-asyncio==0.24.0"], two) == first
+    (two / "requirements.txt").write_text("pytest==8.3.4\nrich==13.9.4\n")
+    assert command_material(command, two) != first
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "pytest>=8\n",  # a range resolves differently as the cutoff moves
+        "-e .\n",  # the checkout itself
+        "-r other.txt\n",  # an include the key would not cover
+        "--index-url https://example.invalid/simple\npytest==8.3.3\n",
+        "./vendored/pkg\n",
+        "pkg @ https://example.invalid/pkg.tar.gz\n",
+        b"pytest==8.3.3\n\xff\n",  # not UTF-8
+        "pytest==8.3.3\n" * 10_000,  # over the cap
+    ],
+)
+def test_a_requirements_file_with_anything_but_pins_is_not_shared(tmp_path: Path, content: str | bytes) -> None:
+    target = tmp_path / "requirements.txt"
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content)
+    assert command_material(["uv pip install -r requirements.txt"], tmp_path) is None
+
+
+def test_a_requirements_file_outside_the_checkout_or_behind_a_symlink_is_not_read(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("pytest==8.3.3\n")
+    (checkout / "linked.txt").symlink_to(outside)
+    (checkout / "folder.txt").mkdir()
+    for name in ("linked.txt", "../outside.txt", str(outside), "missing.txt", "folder.txt", "''"):
+        assert command_material([f"uv pip install -r {name}"], checkout) is None, name
+    assert command_material(["uv pip install -r"], checkout) is None
 
 
 def test_the_key_changes_with_each_part_and_is_none_when_unshared() -> None:
@@ -41,7 +92,7 @@ def test_the_key_changes_with_each_part_and_is_none_when_unshared() -> None:
         ("installs", ["google-generativeai==0.8.5"]),
     ):
         assert environment_key(**{**KEY_ARGS, field: other}) != base, field  # type: ignore[arg-type]
-    assert environment_key(**{**KEY_ARGS, "commands": ["uv pip install ."]}) is None  # type: ignore[arg-type]
+    assert environment_key(**{**KEY_ARGS, "commands": None}) is None  # type: ignore[arg-type]
     assert environment_key(**{**KEY_ARGS, "exclude_newer": None}) is None  # type: ignore[arg-type]
 
 
@@ -77,6 +128,11 @@ def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> No
         rounds.case_row_from_fixture("trap-vertex", "bob", tmp_path, to_version="2.24.00"),
         rounds.case_row_from_fixture("trap-vertex", "cat", tmp_path, to_version="2.24.00"),
     ]
+    # dan and eve install identical requirements files, so eve goes offline; fay's has a range.
+    for owner, requirements in (("dan", "pytest==8.3.3\n"), ("eve", "pytest==8.3.3\n"), ("fay", "pytest>=8\n")):
+        root = tmp_path / owner
+        row = rounds.case_row_from_fixture("trap-vertex", owner, root, install=["uv pip install -r requirements.txt"])
+        rows.append(rounds.with_files(row, root, {"requirements.txt": requirements}))
     rounds.write_case_file(project / "cases" / "cases.yaml", rows)
     done = run_pytest(
         project,
@@ -98,6 +154,12 @@ def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> No
     assert "--offline" in step("bob__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
     assert "--offline" in step("cat__trap-vertex", "install-to")["argv"]  # type: ignore[operator]
     assert step("cat__trap-vertex", "install-to")["exit_code"] == 0
+    assert "--offline" not in step("dan__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert "--offline" in step("eve__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert "--offline" not in step("fay__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    for case in ("dan__trap-vertex", "eve__trap-vertex", "fay__trap-vertex"):
+        assert records[case]["error"] is None, records[case]["error"]
+        assert records[case]["provenance"]["sdk_from"] == "0.8.6"
     for case in ("bob__trap-vertex", "cat__trap-vertex"):
         error = records[case]["error"]
         assert records[case]["tier"] == "error" and error["reason"] == "version_mismatch", error

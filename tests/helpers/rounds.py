@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from pytest_obelize_bench.cases import load_fixture
-from tests.helpers.gitrepo import make_repo
+from tests.helpers.gitrepo import GitRepo, make_repo
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURES = PROJECT / "cases" / "fixtures"
@@ -74,6 +74,13 @@ def case_row_from_fixture(name: str, owner: str, root: Path, **overrides: Any) -
     if fixture.review is not None:
         row["review"] = fixture.review.model_dump(mode="json")
     row.update(overrides)
+    return row
+
+
+def with_files(row: dict[str, Any], root: Path, files: dict[str, str | bytes | None]) -> dict[str, Any]:
+    """``row`` at a new commit of its origin under ``root`` (from ``case_row_from_fixture``) adding ``files``."""
+    fixture = str(row["id"]).split("__", 1)[1]
+    row["sha"] = GitRepo(root / "origins" / fixture).commit(files, "shape the case")
     return row
 
 
