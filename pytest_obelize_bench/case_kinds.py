@@ -122,7 +122,7 @@ class RepositoryCase:
         run.steps().env = run.env
 
     def legacy_sdk(self, run: CaseRun) -> None:
-        from pytest_obelize_bench.environment import install_pinned, run_install_commands
+        from pytest_obelize_bench.environment import run_install_commands
         from pytest_obelize_bench.envreuse import command_material
 
         case = run.case
@@ -136,40 +136,15 @@ class RepositoryCase:
             timeout=run.limit("install"),
         )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_from = _reused(
-            run,
-            [f"{legacy}=={case.from_version}"],
-            lambda offline: install_pinned(
-                run.steps(),
-                number=Step.INSTALL_FROM,
-                name="install-from",
-                distribution=legacy,
-                version=case.from_version or "",
-                interpreter=run.venv().executable,
-                timeout=run.limit("install"),
-                offline=offline,
-            ),
-        )
+        run.sdk_from = _install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
 
     def new_sdk(self, run: CaseRun) -> None:
-        from pytest_obelize_bench.environment import install_pinned, packages_digest
+        from pytest_obelize_bench.environment import packages_digest
 
         case = run.case
         legacy, new = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_to = _reused(
-            run,
-            [f"{legacy}=={case.from_version}", f"{new}=={case.to_version}"],
-            lambda offline: install_pinned(
-                run.steps(),
-                number=Step.INSTALL_TO,
-                name="install-to",
-                distribution=new,
-                version=case.to_version or "",
-                interpreter=run.venv().executable,
-                timeout=run.limit("install"),
-                offline=offline,
-            ),
-        )
+        before = [f"{legacy}=={case.from_version}"]
+        run.sdk_to = _install_sdk(run, Step.INSTALL_TO, "install-to", new, case.to_version or "", before)
         run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
     def exclude_newer(self, context: RoundContext) -> str | None:
@@ -182,6 +157,26 @@ class RepositoryCase:
 def kind_for(context: RoundContext) -> CaseKind:
     """The kind of every case of this session."""
     return FixtureCase() if context.mode == "fixtures" else RepositoryCase()
+
+
+def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
+    """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``_reused``)."""
+    from pytest_obelize_bench.environment import install_pinned
+
+    return _reused(
+        run,
+        [*before, f"{distribution}=={version}"],
+        lambda offline: install_pinned(
+            run.steps(),
+            number=number,
+            name=name,
+            distribution=distribution,
+            version=version,
+            interpreter=run.venv().executable,
+            timeout=run.limit("install"),
+            offline=offline,
+        ),
+    )
 
 
 def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:

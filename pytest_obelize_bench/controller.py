@@ -71,7 +71,6 @@ class Controller:
     def _start_run(self) -> None:
         """Name this session's run (or the run a rerun adds to) and what it will rerun."""
         from pytest_obelize_bench.runs import (
-            check_run_id,
             new_run_id,
             read_run_records,
             rerun_cases,
@@ -92,13 +91,7 @@ class Controller:
         if given and not rerun:
             raise pytest.UsageError("--bench-run=RUN is for --bench-rerun=errors; a new run gets an id of its own")
         if given:
-            try:
-                check_run_id(given)
-            except ValueError as exc:
-                raise pytest.UsageError(f"--bench-run: {exc}") from None
-            folder = run_folder(results, number, given)
-            if not (folder / "run.json").is_file():
-                raise pytest.UsageError(f"--bench-run: no run {given} in {folder.parent}")
+            folder = _existing_run(results, number, given, "--bench-run")
             from pytest_obelize_bench.cases import load_case_file
 
             ids = [case.id for case in load_case_file(Path(self.context.cases_path)).cases]
@@ -113,19 +106,13 @@ class Controller:
         from pytest_obelize_bench import __version__
         from pytest_obelize_bench.cases import load_case_file
         from pytest_obelize_bench.resume import LATEST, latest_run, plan_resume
-        from pytest_obelize_bench.runs import check_run_id, read_manifest, read_run_records, run_folder, runs_root
+        from pytest_obelize_bench.runs import read_manifest, read_run_records, runs_root
 
         wanted = self.options.resume
         run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
         if run_id is None:
             raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
-        try:
-            check_run_id(run_id)
-        except ValueError as exc:
-            raise pytest.UsageError(f"--bench-resume: {exc}") from None
-        folder = run_folder(results, number, run_id)
-        if not (folder / "run.json").is_file():
-            raise pytest.UsageError(f"--bench-resume: no run {run_id} in {folder.parent}")
+        folder = _existing_run(results, number, run_id, "--bench-resume")
         cases = list(load_case_file(Path(self.context.cases_path)).cases)
         plan = plan_resume(
             run_id,
@@ -482,3 +469,17 @@ class Controller:
             terminal.write_line(
                 f"--bench-fail-on={','.join(sorted(self.gate))}: {', '.join(self.gated)}", red=True, bold=True
             )
+
+
+def _existing_run(results: Path, number: int, run_id: str, option: str) -> Path:
+    """The folder of an existing run named on ``option``; a usage error when the id or the run is not."""
+    from pytest_obelize_bench.runs import check_run_id, run_folder
+
+    try:
+        check_run_id(run_id)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{option}: {exc}") from None
+    folder = run_folder(results, number, run_id)
+    if not (folder / "run.json").is_file():
+        raise pytest.UsageError(f"{option}: no run {run_id} in {folder.parent}")
+    return folder
