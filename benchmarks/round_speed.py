@@ -114,7 +114,9 @@ def main() -> None:
         default="memory" if Path("/dev/shm").is_dir() else "disk",
         help="put the rounds' work root (checkouts, venvs, logs) in /dev/shm or in the system temp folder",
     )
-    placement = parser.parse_args().work_root
+    parser.add_argument("--steps", action="store_true", help="also print each round's wall time and step totals")
+    arguments = parser.parse_args()
+    placement = arguments.work_root
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
     with tempfile.TemporaryDirectory(prefix="obelize-bench-speed-") as folder:
         root = Path(folder)
@@ -156,7 +158,7 @@ def main() -> None:
         }
         shown = {name: value if isinstance(value, str) else round(value, 3) for name, value in report.items()}
         print(json.dumps(shown, indent=2))
-        if os.environ.get("ROUND_SPEED_STEPS"):
+        if arguments.steps:
             print(json.dumps({"walls": walls, "rounds": found}, indent=2), file=sys.stderr)
 
 
