@@ -20,7 +20,7 @@ from tests.helpers import casefile
 
 
 def main(count: int = 2000) -> None:
-    from pytest_obelize_bench.cases import load_case_file
+    from pytest_obelize_bench.casefile.cases import load_case_file
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

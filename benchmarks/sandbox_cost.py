@@ -36,18 +36,18 @@ VERSION_CHECK = "import sys\nfrom importlib.metadata import version\nprint(versi
 
 
 def main(count: int = 20) -> None:
-    from pytest_obelize_bench.executor import (
+    from pytest_obelize_bench.isolation.executor import (
         Executor,
         ProcessExecutor,
         step_environment,
     )
-    from pytest_obelize_bench.sandbox import (
+    from pytest_obelize_bench.isolation.sandbox import (
         SandboxExecutor,
         case_layout,
         harness_paths,
         probe_bwrap,
     )
-    from pytest_obelize_bench.workspace import prepare_workspace
+    from pytest_obelize_bench.isolation.workspace import prepare_workspace
 
     probe = probe_bwrap()
     if not probe.works or probe.program is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pytest_obelize_bench import __version__
-from pytest_obelize_bench.cases import (
+from pytest_obelize_bench.casefile.cases import (
     CaseFile,
     CaseFileError,
     check_case_file,
@@ -21,7 +21,7 @@ from pytest_obelize_bench.cases import (
 )
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.round_figures import RoundData
+    from pytest_obelize_bench.report.round_figures import RoundData
 
 DEFAULT_CASES = Path("cases/cases.yaml")
 DEFAULT_RESULTS = Path("results")
@@ -34,7 +34,7 @@ def _print_problems(problems: Sequence[str], out: TextIO) -> None:
 
 def check_cases(path: Path, out: TextIO) -> int:
     """Print yes/NO for every rule of the protocol, then each problem; exit 1 on any NO."""
-    from pytest_obelize_bench.rules import RULES
+    from pytest_obelize_bench.casefile.rules import RULES
 
     case_file, problems = check_case_file(path)
     broken = {problem.rule for problem in problems}
@@ -52,7 +52,7 @@ def check_cases(path: Path, out: TextIO) -> int:
 
 def split_report(path: Path, out: TextIO) -> int:
     """Recompute the dev/holdout split from the rule and say where the file differs, and why."""
-    from pytest_obelize_bench.split import SplitMember, compute_split, split_differences
+    from pytest_obelize_bench.casefile.split import SplitMember, compute_split, split_differences
 
     case_file = load_case_file(path)
     cases = [c for c in case_file.cases if not c.control]
@@ -84,7 +84,7 @@ def ceiling_report(path: Path, out: TextIO) -> int:
     """What caps each case below verified_success, from its key alone, before the round runs."""
     from collections import Counter
 
-    from pytest_obelize_bench.tiers import ceiling
+    from pytest_obelize_bench.grading.tiers import ceiling
 
     case_file = load_case_file(path)
     tally: Counter[str] = Counter()
@@ -106,10 +106,10 @@ def ceiling_report(path: Path, out: TextIO) -> int:
 
 def _side(text: str, results: Path, case_file: CaseFile, round_number: int | None) -> tuple[str, RoundData]:
     """One side of ``compare``: a round number, a run id, or a folder of records."""
-    from pytest_obelize_bench.published import read_published
-    from pytest_obelize_bench.round_figures import RoundData
-    from pytest_obelize_bench.roundfiles import load_round
-    from pytest_obelize_bench.runs import read_run_records, runs_root
+    from pytest_obelize_bench.records.published import read_published
+    from pytest_obelize_bench.records.runs import read_run_records, runs_root
+    from pytest_obelize_bench.report.round_figures import RoundData
+    from pytest_obelize_bench.summary.roundfiles import load_round
 
     ids = [case.id for case in case_file.cases]
     if text.isdigit():
@@ -135,7 +135,7 @@ def _side(text: str, results: Path, case_file: CaseFile, round_number: int | Non
 
 
 def compare(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_obelize_bench.compare import compare_rounds
+    from pytest_obelize_bench.report.compare import compare_rounds
 
     case_file = load_case_file(args.cases)
     try:
@@ -155,9 +155,9 @@ def list_runs_report(results: Path, cases: Path, round_number: int | None, out: 
     """Every run of a round (or of every round): id, tool, complete or not, tier counts."""
     from collections import Counter
 
-    from pytest_obelize_bench.publication_note import expected_cases, read_publication
-    from pytest_obelize_bench.record import TIERS, RecordError
-    from pytest_obelize_bench.runs import (
+    from pytest_obelize_bench.grading.record import TIERS, RecordError
+    from pytest_obelize_bench.records.publication_note import expected_cases, read_publication
+    from pytest_obelize_bench.records.runs import (
         incomplete_reasons,
         list_runs,
         read_run_records,
@@ -206,7 +206,7 @@ def list_runs_report(results: Path, cases: Path, round_number: int | None, out: 
 
 
 def _published_record(results: Path, number: int, case: str) -> str | None:
-    from pytest_obelize_bench.published import read_published
+    from pytest_obelize_bench.records.published import read_published
 
     found = read_published(results / f"round-{number}", [case])
     record = found.records.get(case)
@@ -214,12 +214,12 @@ def _published_record(results: Path, number: int, case: str) -> str | None:
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_obelize_bench.graded_facts import artefacts_from_json
-    from pytest_obelize_bench.published import read_case_record
-    from pytest_obelize_bench.record import RecordError
-    from pytest_obelize_bench.runs import list_runs, run_folder
-    from pytest_obelize_bench.show import explain_case, print_explanation
-    from pytest_obelize_bench.workspace import default_work_root
+    from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
+    from pytest_obelize_bench.grading.record import RecordError
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+    from pytest_obelize_bench.records.published import read_case_record
+    from pytest_obelize_bench.records.runs import list_runs, run_folder
+    from pytest_obelize_bench.report.show import explain_case, print_explanation
 
     case_file = load_case_file(args.cases)
     number = args.round_number if args.round_number is not None else case_file.round
@@ -247,7 +247,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     facts = folder / "artefacts" / f"{case_id}.json"
     if facts.is_file() and not facts.is_symlink():
         try:
-            from pytest_obelize_bench.published import read_bounded_text
+            from pytest_obelize_bench.records.published import read_bounded_text
 
             artefacts = artefacts_from_json(read_bounded_text(facts, 5 << 20), str(facts))
         except Exception as exc:
@@ -356,8 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)"
     )
-    # error analysis (pytest_obelize_bench.errors_commands)
-    from pytest_obelize_bench.errors_commands import add_errors_commands
+    # error analysis (pytest_obelize_bench.error_analysis.commands)
+    from pytest_obelize_bench.error_analysis.commands import add_errors_commands
 
     add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
     return parser
@@ -375,11 +375,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "ceiling":
             return ceiling_report(args.path, out)
         if args.command == "summarize":
-            from pytest_obelize_bench.roundfiles import summarize
+            from pytest_obelize_bench.summary.roundfiles import summarize
 
             return summarize(args.results, args.cases, check=args.check, out=out)
         if args.command == "regrade":
-            from pytest_obelize_bench.regrade import regrade_round
+            from pytest_obelize_bench.records.regrade import regrade_round
 
             return regrade_round(args.results, args.cases, args.round_number, write=args.write, out=out)
         if args.command == "compare":
@@ -387,9 +387,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "runs":
             return list_runs_report(args.results, args.cases, args.round_number, out)
         if args.command == "publish":
-            from pytest_obelize_bench.publication import publish_run
+            from pytest_obelize_bench.summary.roundfiles import publish_round
 
-            outcome = publish_run(
+            outcome = publish_round(
                 args.results,
                 load_case_file(args.cases),
                 args.round_number,
@@ -401,7 +401,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "show":
             return show(args, out)
         if args.command == "gate":
-            from pytest_obelize_bench.gate import run_gate
+            from pytest_obelize_bench.promotion.gate import run_gate
 
             return run_gate(
                 args.policy, args.incumbent, args.candidate, results_dir=args.results, cases_path=args.cases, out=out
@@ -414,7 +414,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
                 pytest.main(["--fixtures-only", f"--bench-fixtures={args.fixtures}", "-p", "no:cacheprovider", *extra])
             )
         if args.command == "errors":
-            from pytest_obelize_bench.errors_commands import run_errors_command
+            from pytest_obelize_bench.error_analysis.commands import run_errors_command
 
             return run_errors_command(args, out)
     except CaseFileError as exc:

@@ -12,23 +12,23 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.cases import Case
-    from pytest_obelize_bench.context import RoundContext
-    from pytest_obelize_bench.controller import Controller
+    from pytest_obelize_bench.case.context import RoundContext
+    from pytest_obelize_bench.casefile.cases import Case
+    from pytest_obelize_bench.session.controller import Controller
 
-from pytest_obelize_bench.keys import (
+from pytest_obelize_bench.session.keys import (
     COLLECT_PATHS_KEY,
     CONTEXT_KEY,
     ONLY_KEY,
     ONLY_WORKERINPUT_KEY,
 )
-from pytest_obelize_bench.options import options_of
-from pytest_obelize_bench.outcome import OUTCOME_KEY, REPORT_CHAR, TIER_DISPLAY
+from pytest_obelize_bench.session.options import options_of
+from pytest_obelize_bench.session.outcome import OUTCOME_KEY, REPORT_CHAR, TIER_DISPLAY, CaseOutcome
 
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
 #: Gate 1 and the fix dry run: their own options, items and controller.
-pytest_plugins = ("pytest_obelize_bench.measure_plugin",)
+pytest_plugins = ("pytest_obelize_bench.measure.plugin",)
 
 OPTION_ROUND = "--bench-round"
 OPTION_FIXTURES = "--fixtures-only"
@@ -197,8 +197,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _terminate_as_interrupt()
 
-    from pytest_obelize_bench.cases import CaseFileError
-    from pytest_obelize_bench.startup import build_context, load_items
+    from pytest_obelize_bench.casefile.cases import CaseFileError
+    from pytest_obelize_bench.session.startup import build_context, load_items
 
     rootdir = Path(config.rootpath)
     try:
@@ -213,7 +213,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if is_controller(config):
         gate = set(options.fail_on)
         context = build_context(config, mode, rootdir, cases_by_path)
-        from pytest_obelize_bench.controller import Controller
+        from pytest_obelize_bench.session.controller import Controller
 
         controller = Controller(config, context, gate)
         config.stash[CONTROLLER_KEY] = controller
@@ -222,7 +222,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[ONLY_KEY] = frozenset(controller.only)
         context = controller.context  # hook: resume (a resumed run keeps its exclude_newer)
     else:
-        from pytest_obelize_bench.context import WORKERINPUT_KEY, RoundContext
+        from pytest_obelize_bench.case.context import WORKERINPUT_KEY, RoundContext
 
         # xdist sets workerinput on a worker's config; pytest's Config does not declare it.
         context = RoundContext.from_json(config.workerinput[WORKERINPUT_KEY])  # type: ignore[attr-defined]
@@ -235,8 +235,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path) -> RoundContext:
     """The controller's context, or the same specs over this worker's own paths (remote.py)."""
-    from pytest_obelize_bench.remote import localize
-    from pytest_obelize_bench.startup import harness_provenance, option_path
+    from pytest_obelize_bench.isolation.gitquery import harness_provenance
+    from pytest_obelize_bench.session.remote import localize
+    from pytest_obelize_bench.session.startup import option_path
 
     own = {
         "project_root": str(rootdir),
@@ -275,7 +276,7 @@ def _terminate_as_interrupt() -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """Hand the round's context to each xdist worker."""
-    from pytest_obelize_bench.context import WORKERINPUT_KEY
+    from pytest_obelize_bench.case.context import WORKERINPUT_KEY
 
     context = node.config.stash.get(CONTEXT_KEY, None)
     if context is not None:
@@ -349,9 +350,19 @@ class CaseCollector(pytest.File):
 
 def _bench_case(bench_legacy_sdk: Any, request: pytest.FixtureRequest) -> None:
     """The body of every benchmark item: steps 5 to 10 on what the fixtures prepared."""
-    from pytest_obelize_bench.pipeline import finish_case
+    from pytest_obelize_bench.case.pipeline import conclude_case
 
-    finish_case(bench_legacy_sdk, request.node)
+    item = request.node
+    done = conclude_case(bench_legacy_sdk, update_expected=options_of(item.config).update_expected)
+    item.stash[OUTCOME_KEY] = CaseOutcome(
+        case_id=done.record.case,
+        record_json=done.record.to_json(),
+        tier=done.record.tier,
+        error_line=done.error_line,
+        artefacts_json=done.artefacts_json,
+    )
+    if done.failure is not None:
+        pytest.fail(done.failure, pytrace=False)
 
 
 # -- fixtures: each stage runs only if the ones before it succeeded --------------------
@@ -360,7 +371,7 @@ def _bench_case(bench_legacy_sdk: Any, request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def bench_case(request: pytest.FixtureRequest) -> Case:
     """The case this item measures."""
-    from pytest_obelize_bench.cases import Case
+    from pytest_obelize_bench.casefile.cases import Case
 
     case = getattr(request.node, "bench_case", None)
     if not isinstance(case, Case):
@@ -376,7 +387,7 @@ def bench_context(request: pytest.FixtureRequest) -> RoundContext:
 @pytest.fixture
 def bench_workspace(bench_case: Case, bench_context: RoundContext, request: pytest.FixtureRequest) -> Any:
     """A clean work folder, checked for pytest configs above it, and the case's step runner."""
-    from pytest_obelize_bench.pipeline import start_case
+    from pytest_obelize_bench.case.pipeline import start_case
 
     return start_case(bench_case, bench_context, attempt=getattr(request.node, "bench_attempt", 1))
 
@@ -384,7 +395,7 @@ def bench_workspace(bench_case: Case, bench_context: RoundContext, request: pyte
 @pytest.fixture
 def bench_checkout(bench_workspace: Any) -> Any:
     """The repository at its pinned commit (or the fixture's copy)."""
-    from pytest_obelize_bench.pipeline import stage_checkout
+    from pytest_obelize_bench.case.pipeline import stage_checkout
 
     return stage_checkout(bench_workspace)
 
@@ -392,7 +403,7 @@ def bench_checkout(bench_workspace: Any) -> Any:
 @pytest.fixture
 def bench_venv(bench_checkout: Any) -> Any:
     """The case's uv virtualenv on its interpreter key (the running interpreter for fixtures)."""
-    from pytest_obelize_bench.pipeline import stage_venv
+    from pytest_obelize_bench.case.pipeline import stage_venv
 
     return stage_venv(bench_checkout)
 
@@ -400,7 +411,7 @@ def bench_venv(bench_checkout: Any) -> Any:
 @pytest.fixture
 def bench_legacy_sdk(bench_venv: Any) -> Any:
     """The reviewed install commands and the pinned legacy SDK, its version checked."""
-    from pytest_obelize_bench.pipeline import stage_legacy_sdk
+    from pytest_obelize_bench.case.pipeline import stage_legacy_sdk
 
     return stage_legacy_sdk(bench_venv)
 
@@ -420,7 +431,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.bench_artefacts = outcome.artefacts_json
         context = item.config.stash.get(CONTEXT_KEY, None)
         if context is not None and context.remote:  # remote.py: the logs stay on that machine
-            from pytest_obelize_bench.remote import logs_of, tidy_on_worker
+            from pytest_obelize_bench.session.remote import logs_of, tidy_on_worker
 
             folder = _folder_of(outcome.case_id, item)
             report.bench_logs = logs_of(context, folder)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.cases import load_case_file
-from pytest_obelize_bench.split import SplitMember, compute_split, split_differences
+from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.casefile.split import SplitMember, compute_split, split_differences
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.checkout import cache_repository, fetch_checkout
-from pytest_obelize_bench.elide import Elider
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.executor import (
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case.checkout import cache_repository, fetch_checkout
+from pytest_obelize_bench.isolation.elide import Elider
+from pytest_obelize_bench.isolation.executor import (
     Completed,
     Executor,
     ProcessExecutor,
     step_environment,
 )
-from pytest_obelize_bench.steps import StepRunner
-from pytest_obelize_bench.workspace import prepare_workspace
+from pytest_obelize_bench.isolation.steps import StepRunner
+from pytest_obelize_bench.isolation.workspace import prepare_workspace
 from tests.helpers.gitrepo import GitRepo, make_repo
 
 

@@ -28,7 +28,7 @@ def test_check_cases_is_all_yes_on_the_shipped_file() -> None:
     code, text = run("check-cases", str(CASES))
     assert code == 0
     lines = text.splitlines()
-    from pytest_obelize_bench.rules import RULES
+    from pytest_obelize_bench.casefile.rules import RULES
 
     assert sum(line.startswith("yes  ") for line in lines) == len(RULES) == 20
     assert not any(line.startswith("NO ") for line in lines)

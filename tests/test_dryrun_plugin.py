@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_obelize_bench.dryrun_items import _blocked, _planned_files
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.gate1_items import read_findings
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.measure.dryrun_items import _blocked, _planned_files
+from pytest_obelize_bench.measure.gate1_items import read_findings
 from tests.helpers.gitrepo import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]

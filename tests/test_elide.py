@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.elide import Elider, spellings
+from pytest_obelize_bench.isolation.elide import Elider, spellings
 
 
 def test_longest_spelling_is_replaced_first() -> None:
@@ -82,7 +82,7 @@ def test_unknown_labels_are_refused() -> None:
 
 
 def test_public_detail_hides_secrets_paths_and_stays_short(tmp_path: Path) -> None:
-    from pytest_obelize_bench.elide import public_detail
+    from pytest_obelize_bench.isolation.elide import public_detail
 
     home = tmp_path / "home" / "harness"
     elider = Elider([("<work>", tmp_path / "work"), ("<harness-home>", home)])

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench import environment
-from pytest_obelize_bench.elide import Elider
-from pytest_obelize_bench.environment import (
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case import environment
+from pytest_obelize_bench.case.environment import (
     Interpreter,
     case_environment,
     check_installed_version,
@@ -33,11 +33,11 @@ from pytest_obelize_bench.environment import (
     uv_version,
     validate_exclude_newer,
 )
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.executor import ProcessExecutor, step_environment
-from pytest_obelize_bench.policy import uv_binary
-from pytest_obelize_bench.steps import StepRunner
-from pytest_obelize_bench.workspace import prepare_workspace
+from pytest_obelize_bench.isolation.elide import Elider
+from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
+from pytest_obelize_bench.isolation.policy import uv_binary
+from pytest_obelize_bench.isolation.steps import StepRunner
+from pytest_obelize_bench.isolation.workspace import prepare_workspace
 
 HARNESS = describe_interpreter()
 HARNESS_KEY = HARNESS["key"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.envreuse import Marks, command_material, environment_key, resolved_after
+from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, resolved_after
 from tests.helpers import rounds
 from tests.test_round import run_pytest
 

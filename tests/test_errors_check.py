@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.errors_check import check_review, reference_problems
-from pytest_obelize_bench.errors_commands import adrs_in, gaps_in
-from pytest_obelize_bench.errors_review import ReviewFile
-from pytest_obelize_bench.errors_states import Analysis, analyse
+from pytest_obelize_bench.error_analysis.check import check_review, reference_problems
+from pytest_obelize_bench.error_analysis.commands import adrs_in, gaps_in
+from pytest_obelize_bench.error_analysis.review import ReviewFile
+from pytest_obelize_bench.error_analysis.states import Analysis, analyse
 from tests.test_errors_states import round_1
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -37,8 +37,8 @@ def analysis_for(current: ReviewFile) -> Analysis:
     """Round 1 as the check sees it with this reviewer file: its misses name the missed rows' causes."""
     base = round_1()
     misses = {(m.case, m.path, m.line, m.symbol): m.cause for m in current.misses}
-    from pytest_obelize_bench.cases import load_case_file
-    from pytest_obelize_bench.errors_collected import read_collected
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.error_analysis.collected import read_collected
 
     collected = read_collected(PROJECT / "results" / "errors" / "round-1.json")
     cases = [c for c in load_case_file(PROJECT / "cases" / "cases.yaml").cases if c.id in collected.cases]

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.errors_collected import read_collected
-from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
-from pytest_obelize_bench.record import ErrorInfo, Measurements, Provenance, Record
+from pytest_obelize_bench.error_analysis.collected import read_collected
+from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
+from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record
 
 PACK = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
 PROJECT = Path(__file__).resolve().parents[1]
@@ -205,8 +205,8 @@ def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_reviewer_file_never_costs_a_round_its_block(tmp_path: Path) -> None:
-    from pytest_obelize_bench.cases import load_case_file
-    from pytest_obelize_bench.roundfiles import write_round_outputs
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.summary.roundfiles import write_round_outputs
 
     cases = tmp_path / "cases"
     cases.mkdir()

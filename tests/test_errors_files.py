@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_obelize_bench import errors_collected, errors_review
-from pytest_obelize_bench.errors_collected import (
+from pytest_obelize_bench.error_analysis import collected as errors_collected
+from pytest_obelize_bench.error_analysis import review as errors_review
+from pytest_obelize_bench.error_analysis.collected import (
     CollectedFileError,
     applied_positions,
     collect_case,
     collected_round,
     read_collected,
 )
-from pytest_obelize_bench.errors_review import ReviewFileError, read_review
-from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld
+from pytest_obelize_bench.error_analysis.review import ReviewFileError, read_review
+from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 
 PROJECT = Path(__file__).resolve().parents[1]
 ROUND_1 = PROJECT / "results" / "errors" / "round-1.json"

@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.cases import load_case_file
+from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.errors_collected import read_collected
-from pytest_obelize_bench.errors_commands import collected_path
-from pytest_obelize_bench.errors_states import bails_of, migrated, round_keys
+from pytest_obelize_bench.error_analysis.collected import read_collected
+from pytest_obelize_bench.error_analysis.commands import collected_path
+from pytest_obelize_bench.error_analysis.states import bails_of, migrated, round_keys
 from tests.helpers import rounds
 from tests.helpers.gitrepo import make_repo
 

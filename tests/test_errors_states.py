@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cases import load_case_file
-from pytest_obelize_bench.errors_collected import (
+from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.error_analysis.collected import (
     CollectedCase,
     CollectedRound,
     read_collected,
 )
-from pytest_obelize_bench.errors_review import read_review
-from pytest_obelize_bench.errors_states import (
+from pytest_obelize_bench.error_analysis.review import read_review
+from pytest_obelize_bench.error_analysis.states import (
     RoundKeys,
     analyse,
     bails_of,
@@ -27,7 +27,7 @@ from pytest_obelize_bench.errors_states import (
     row_states,
     unexpected_findings,
 )
-from pytest_obelize_bench.record import read_round
+from pytest_obelize_bench.grading.record import read_round
 
 PROJECT = Path(__file__).resolve().parents[1]
 ROUND_1 = PROJECT / "results" / "errors" / "round-1.json"

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench import evidence
-from pytest_obelize_bench.evidence import (
+from pytest_obelize_bench.grading.record import parse_record, read_round, read_round_attempts
+from pytest_obelize_bench.records import evidence
+from pytest_obelize_bench.records.evidence import (
     EvidenceError,
     read_decision_documents,
     read_run,
     resolve_run,
 )
-from pytest_obelize_bench.record import parse_record, read_round, read_round_attempts
 from tests.helpers import runs
 
 CASES = ["ann__a", "bob__b"]
@@ -126,7 +126,7 @@ def test_a_bad_record_names_its_file(tmp_path: Path) -> None:
 
 
 def test_graded_facts_beside_the_records_give_files_and_lines(tmp_path: Path) -> None:
-    from pytest_obelize_bench.graded_facts import Artefacts, PlanEdit, artefacts_to_json
+    from pytest_obelize_bench.grading.graded_facts import Artefacts, PlanEdit, artefacts_to_json
 
     folder = make_run(tmp_path)
     artefacts = Artefacts(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.executor import (
+from pytest_obelize_bench.isolation.executor import (
     ALLOWED_ENVIRONMENT,
     DRAIN_GRACE_S,
     KILL_GRACE_S,

@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cases import (
+from pytest_obelize_bench.casefile.cases import (
     CallSite,
     Case,
     ForbiddenPosition,
     GroundTruth,
     ManifestRow,
 )
-from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld
-from pytest_obelize_bench.junit import rewrite_junit
-from pytest_obelize_bench.record import ErrorInfo, Measurements, Record, SuiteResult
-from pytest_obelize_bench.show import forbidden_reports, unmigrated_rows
-from pytest_obelize_bench.tiers import explain_tier, tier
+from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
+from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Record, SuiteResult
+from pytest_obelize_bench.grading.tiers import explain_tier, tier
+from pytest_obelize_bench.report.show import forbidden_reports, unmigrated_rows
+from pytest_obelize_bench.session.junit import rewrite_junit
 from tests.test_tiers import verified
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.gate import run_gate
+from pytest_obelize_bench.promotion.gate import run_gate
 from tests.helpers import runs
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.frame import FrameError, load_frame
-from pytest_obelize_bench.labels import LabelError, load_keys
-from pytest_obelize_bench.scanrecord import ScanRecordError, load_scan_document
+from pytest_obelize_bench.measure.frame import FrameError, load_frame
+from pytest_obelize_bench.measure.labels import LabelError, load_keys
+from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "cases" / "gate1" / "sample.yaml"
@@ -109,7 +109,7 @@ def test_a_symlinked_or_oversized_scan_document_is_not_read(tmp_path: Path, monk
     link.symlink_to(SCAN)
     with pytest.raises(ScanRecordError, match="is a symlink"):
         load_scan_document(link)
-    from pytest_obelize_bench import scanrecord
+    from pytest_obelize_bench.measure import scanrecord
 
     monkeypatch.setattr(scanrecord, "MAX_SCAN_DOCUMENT_BYTES", 1000)
     with pytest.raises(ScanRecordError, match="larger than the 1000 byte cap"):

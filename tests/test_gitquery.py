@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.gitquery import git_output
-from pytest_obelize_bench.startup import harness_provenance
+from pytest_obelize_bench.isolation.gitquery import git_output, harness_provenance
 from tests.helpers.gitrepo import make_repo
 
 

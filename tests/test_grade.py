@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_obelize_bench.cases import (
+from pytest_obelize_bench.casefile.cases import (
     CallSite,
     Case,
     ForbiddenPosition,
@@ -14,9 +14,9 @@ from pytest_obelize_bench.cases import (
     ManifestRow,
     Review,
 )
-from pytest_obelize_bench.grade import grade
-from pytest_obelize_bench.graded_facts import Artefacts, Finding, PlanEdit, Withheld
-from pytest_obelize_bench.record import Measurements, SuiteResult
+from pytest_obelize_bench.grading.grade import grade
+from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
+from pytest_obelize_bench.grading.record import Measurements, SuiteResult
 
 IMPORT = "google.generativeai"
 CONFIGURE = "google.generativeai.configure"

@@ -99,7 +99,7 @@ def test_a_stage_that_raises_anything_still_gives_a_record(
     add_fixture(pytester, "plain", "python check.py")
     pytester.makeconftest(
         """
-        import pytest_obelize_bench.suite as suite
+        import pytest_obelize_bench.case.suite as suite
 
         def broken(*args, **kwargs):
             raise BaseException("not even an Exception")
@@ -167,8 +167,8 @@ def test_a_published_error_detail_carries_no_secret_and_no_machine_path(
         """
         import os
         from pathlib import Path
-        import pytest_obelize_bench.suite as suite
-        from pytest_obelize_bench.errors import CaseError
+        import pytest_obelize_bench.case.suite as suite
+        from pytest_obelize_bench._util.case_error import CaseError
 
         def leaky(*args, junit_dir, **kwargs):
             said = f"token {os.environ['GITHUB_TOKEN']} in {Path.home() / '.netrc'} under {junit_dir}"
@@ -194,7 +194,7 @@ def test_graded_facts_past_the_bound_error_the_case(
     fixture = add_fixture(pytester, "bulky", "python check.py")
     pytester.makeconftest(
         """
-        import pytest_obelize_bench.pipeline as pipeline
+        import pytest_obelize_bench.case.pipeline as pipeline
 
         pipeline.MAX_GRADED_FACTS_BYTES = 200  # the real bound is 5 MB; this fixture's facts are larger than 200 B
         """

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.dryrun import outcome, usage_count
-from pytest_obelize_bench.gate1_figures import (
+from pytest_obelize_bench.measure.dryrun import outcome, usage_count
+from pytest_obelize_bench.measure.gate1_figures import (
     NOT_A_USAGE,
     RESOLVED,
     UNRESOLVED,
@@ -16,9 +16,9 @@ from pytest_obelize_bench.gate1_figures import (
     vocabulary_gaps,
     zero_bail_files,
 )
-from pytest_obelize_bench.labels import AnswerKey
-from pytest_obelize_bench.matching import match_key, pooled
-from pytest_obelize_bench.scanrecord import ScannedRepository
+from pytest_obelize_bench.measure.labels import AnswerKey
+from pytest_obelize_bench.measure.matching import match_key, pooled
+from pytest_obelize_bench.measure.scanrecord import ScannedRepository
 
 G = "google.generativeai"
 

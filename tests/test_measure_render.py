@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.dryrun import DryRunDocument
-from pytest_obelize_bench.dryrun_render import render_dryrun_block
-from pytest_obelize_bench.gate1_render import load_gate1_inputs, render_gate1_block
-from pytest_obelize_bench.measure_document import (
+from pytest_obelize_bench.measure.document import (
     apply_blocks,
     measurement_blocks,
     stale_block,
 )
-from pytest_obelize_bench.roundfiles import summarize
+from pytest_obelize_bench.measure.dryrun import DryRunDocument
+from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
+from pytest_obelize_bench.measure.gate1_render import load_gate1_inputs, render_gate1_block
+from pytest_obelize_bench.summary.roundfiles import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 

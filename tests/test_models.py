@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cases import (
+from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.casefile.cases import (
     CaseFileError,
     key_symbols,
     load_case_file,
     load_fixtures,
 )
-from pytest_obelize_bench.record import (
+from pytest_obelize_bench.grading.record import (
     Measurements,
     Record,
     RecordError,
@@ -23,8 +24,7 @@ from pytest_obelize_bench.record import (
     parse_record,
     read_round,
 )
-from pytest_obelize_bench.safe_io import write_atomically
-from pytest_obelize_bench.tiers import tier
+from pytest_obelize_bench.grading.tiers import tier
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: Upstream's round-1 publication, byte for byte (tests/data/upstream/SOURCE.txt).

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench import policy
-from pytest_obelize_bench.environment import install_pinned, run_install_commands
-from pytest_obelize_bench.executor import step_environment
-from pytest_obelize_bench.limits import parse_limits
-from pytest_obelize_bench.sandbox import HarnessPaths, case_layout
-from pytest_obelize_bench.suite import suite_argv
-from pytest_obelize_bench.tool_env import install_environment
+from pytest_obelize_bench.case.environment import install_pinned, run_install_commands
+from pytest_obelize_bench.case.suite import suite_argv
+from pytest_obelize_bench.isolation import policy
+from pytest_obelize_bench.isolation.executor import step_environment
+from pytest_obelize_bench.isolation.limits import parse_limits
+from pytest_obelize_bench.isolation.sandbox import HarnessPaths, case_layout
+from pytest_obelize_bench.tool.venv import install_environment
 
 #: Everything a hostile harness environment could hand on, and the allow-listed names besides.
 HOSTILE = {

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cases import load_case_file
-from pytest_obelize_bench.preflight import (
+from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.session.preflight import (
     CASE_DISK_BYTES,
     disk_problem,
     interpreter_probes,

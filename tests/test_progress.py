@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_obelize_bench.progress import current_step, format_status, snapshot
+from pytest_obelize_bench.session.progress import current_step, format_status, snapshot
 
 
 def logs(round_dir: Path, case: str, *names: str) -> Path:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.error_classes import error_class
-from pytest_obelize_bench.promotion import (
+from pytest_obelize_bench._util.stats import mcnemar_exact, wilson_interval
+from pytest_obelize_bench.grading.error_classes import error_class
+from pytest_obelize_bench.promotion.decision import (
     Decision,
     Policy,
     PolicyError,
@@ -19,7 +20,6 @@ from pytest_obelize_bench.promotion import (
     pareto_front,
     policy_changed,
 )
-from pytest_obelize_bench.stats import mcnemar_exact, wilson_interval
 from tests.helpers import runs
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

@@ -14,22 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cases import CaseFile, load_case_file
-from pytest_obelize_bench.document import DOCUMENT_NAME
-from pytest_obelize_bench.error_classes import error_class
-from pytest_obelize_bench.graded_facts import Artefacts, artefacts_to_json
-from pytest_obelize_bench.publication import publish_run, record_imported_round
-from pytest_obelize_bench.publication_note import read_publication
-from pytest_obelize_bench.published import read_published
-from pytest_obelize_bench.record import (
+from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
+from pytest_obelize_bench.grading.error_classes import error_class
+from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_json
+from pytest_obelize_bench.grading.record import (
     ErrorInfo,
     Measurements,
     Provenance,
     Record,
     SuiteResult,
 )
-from pytest_obelize_bench.roundfiles import summarize
-from pytest_obelize_bench.runs import (
+from pytest_obelize_bench.records.publication import record_imported_round
+from pytest_obelize_bench.records.publication_note import read_publication
+from pytest_obelize_bench.records.published import read_published
+from pytest_obelize_bench.records.runs import (
     RunManifest,
     add_record,
     check_run_id,
@@ -40,6 +38,8 @@ from pytest_obelize_bench.runs import (
     run_folder,
     write_manifest,
 )
+from pytest_obelize_bench.report.document import DOCUMENT_NAME
+from pytest_obelize_bench.summary.roundfiles import publish_round, summarize
 from tests.helpers import casefile
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -166,7 +166,7 @@ def test_error_classes_keep_the_machine_apart_from_the_tool() -> None:
 def test_a_complete_run_publishes_and_check_holds(project: tuple[CaseFile, Path]) -> None:
     case_file, results = project
     run_id = make_run(results, case_file, all_cases(case_file))
-    outcome = publish_run(results, case_file, 2, run_id)
+    outcome = publish_round(results, case_file, 2, run_id)
     assert outcome.published, outcome.lines
     round_folder = results / "round-2"
     for case in case_file.cases:
@@ -198,7 +198,7 @@ def test_repeats_are_published_with_their_run_and_held_to_it(project: tuple[Case
         )
     )
     add_record(run_folder(results, 2, run_id), f"{case}.attempt-2", repeat.to_json(), facts)
-    assert publish_run(results, case_file, 2, run_id).published
+    assert publish_round(results, case_file, 2, run_id).published
     round_folder = results / "round-2"
     assert (round_folder / f"{case}.attempt-2.json").read_text(encoding="utf-8") == repeat.to_json()
     assert (round_folder / "artefacts" / f"{case}.attempt-2.json").is_file()
@@ -223,7 +223,7 @@ def test_repeats_are_published_with_their_run_and_held_to_it(project: tuple[Case
     assert status == 1 and f"repeat {case}.attempt-3.json was not published from run {run_id}" in text
 
     # Publishing again replaces the round's repeats with the run's.
-    assert publish_run(results, case_file, 2, run_id).published
+    assert publish_round(results, case_file, 2, run_id).published
     assert not (round_folder / f"{case}.attempt-3.json").exists()
     assert check(results, case_file)[0] == 0
 
@@ -231,10 +231,10 @@ def test_repeats_are_published_with_their_run_and_held_to_it(project: tuple[Case
 def test_a_partial_run_is_refused_and_the_block_stays_byte_for_byte(project: tuple[CaseFile, Path]) -> None:
     case_file, results = project
     first = make_run(results, case_file, all_cases(case_file))
-    assert publish_run(results, case_file, 2, first).published
+    assert publish_round(results, case_file, 2, first).published
     before = (results / DOCUMENT_NAME).read_bytes(), (results / "round-2" / "summary.json").read_bytes()
     partial = make_run(results, case_file, [errored("alpha__navamai", "fix", "obelize_failed")])
-    outcome = publish_run(results, case_file, 2, partial)
+    outcome = publish_round(results, case_file, 2, partial)
     assert not outcome.published
     assert "case(s) of the case file have no record" in outcome.lines[0]
     assert outcome.lines[1] == f"run folder: {run_folder(results, 2, partial)}"
@@ -246,9 +246,9 @@ def test_a_run_with_two_tools_or_an_interruption_is_never_published(project: tup
     case_file, results = project
     mixed = all_cases(case_file)
     mixed[0] = unsupported(mixed[0].case, "0.7.0", control=mixed[0].control)
-    outcome = publish_run(results, case_file, 2, make_run(results, case_file, mixed))
+    outcome = publish_round(results, case_file, 2, make_run(results, case_file, mixed))
     assert not outcome.published and "come from 2 tools" in outcome.lines[0]
-    outcome = publish_run(results, case_file, 2, make_run(results, case_file, all_cases(case_file), interrupted=True))
+    outcome = publish_round(results, case_file, 2, make_run(results, case_file, all_cases(case_file), interrupted=True))
     assert not outcome.published and "it was interrupted" in outcome.lines[0]
     assert not (results / DOCUMENT_NAME).exists()
 
@@ -257,9 +257,9 @@ def test_infrastructure_errors_block_publication_unless_allowed(project: tuple[C
     case_file, results = project
     records = all_cases(case_file, alpha__navamai=errored("alpha__navamai", "fetch", "fetch_failed"))
     run_id = make_run(results, case_file, records)
-    outcome = publish_run(results, case_file, 2, run_id)
+    outcome = publish_round(results, case_file, 2, run_id)
     assert not outcome.published and "1 case(s) errored for infrastructure reasons (alpha__navamai)" in outcome.lines[0]
-    outcome = publish_run(results, case_file, 2, run_id, allow_infrastructure_errors=True)
+    outcome = publish_round(results, case_file, 2, run_id, allow_infrastructure_errors=True)
     assert outcome.published
     document = (results / DOCUMENT_NAME).read_text(encoding="utf-8")
     assert "| Published with infrastructure errors | 1 |" in document
@@ -273,7 +273,7 @@ def test_infrastructure_errors_block_publication_unless_allowed(project: tuple[C
 def test_a_tool_error_does_not_block_publication(project: tuple[CaseFile, Path]) -> None:
     case_file, results = project
     records = all_cases(case_file, alpha__navamai=errored("alpha__navamai", "fix", "obelize_failed"))
-    assert publish_run(results, case_file, 2, make_run(results, case_file, records)).published
+    assert publish_round(results, case_file, 2, make_run(results, case_file, records)).published
 
 
 # -- the published round as untrusted input ------------------------------------------------------
@@ -281,7 +281,7 @@ def test_a_tool_error_does_not_block_publication(project: tuple[CaseFile, Path])
 
 def published_round(project: tuple[CaseFile, Path]) -> tuple[CaseFile, Path, Path]:
     case_file, results = project
-    assert publish_run(results, case_file, 2, make_run(results, case_file, all_cases(case_file))).published
+    assert publish_round(results, case_file, 2, make_run(results, case_file, all_cases(case_file))).published
     return case_file, results, results / "round-2"
 
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.decision_list import (
+from pytest_obelize_bench.grading.record import record_file_name
+from pytest_obelize_bench.promotion.decision_list import (
     check_decisions,
     render_decisions,
     with_decisions,
 )
-from pytest_obelize_bench.record import record_file_name
-from pytest_obelize_bench.repeat_render import render_repeatability
-from pytest_obelize_bench.round_block import render_round_block
-from pytest_obelize_bench.roundfiles import load_round, summarize
-from pytest_obelize_bench.summary_json import round_summary
+from pytest_obelize_bench.report.repeat_render import render_repeatability
+from pytest_obelize_bench.report.round_block import render_round_block
+from pytest_obelize_bench.report.summary_json import round_summary
+from pytest_obelize_bench.summary.roundfiles import load_round, summarize
 from tests.helpers import runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def test_the_block_shows_stability_pass_hat_k_and_flaky_cases() -> None:
 
 
 def test_the_round_document_and_summary_json_gain_the_block_only_when_repeated(tmp_path: Path) -> None:
-    from pytest_obelize_bench.cases import load_case_file
+    from pytest_obelize_bench.casefile.cases import load_case_file
 
     project = ROOT / "cases" / "cases.yaml"
     case_file = load_case_file(project)
@@ -189,7 +189,7 @@ def test_summarize_refuses_a_symlinked_decision(tmp_path: Path) -> None:
 def test_a_symlinked_graded_facts_file_is_one_line_not_a_traceback(tmp_path: Path, check: bool) -> None:
     results = tmp_path / "results"
     shutil.copytree(ROOT / "results", results)
-    from pytest_obelize_bench.cases import load_case_file
+    from pytest_obelize_bench.casefile.cases import load_case_file
 
     case = load_case_file(ROOT / "cases" / "cases.yaml").cases[0]
     folder = results / "round-2"

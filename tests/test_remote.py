@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.context import RoundContext
-from pytest_obelize_bench.remote import (
+from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.session.remote import (
     REPO_CACHE_ENV,
     WORK_ENV,
     clone_refusal,
@@ -19,7 +19,7 @@ from pytest_obelize_bench.remote import (
     shares_controller_paths,
     write_session_marker,
 )
-from pytest_obelize_bench.tool_env import resolve_tool
+from pytest_obelize_bench.tool.venv import resolve_tool
 
 
 def context_at(work: Path, **fields: object) -> RoundContext:

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.record import comparable, parse_record
-from pytest_obelize_bench.remote import WORK_ENV
+from pytest_obelize_bench.grading.record import comparable, parse_record
+from pytest_obelize_bench.session.remote import WORK_ENV
 from tests.helpers import rounds
 
 pytestmark = [

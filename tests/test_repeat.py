@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.record import read_round, read_round_attempts
-from pytest_obelize_bench.repeatability import attempt_facts, round_repeatability
+from pytest_obelize_bench.grading.record import read_round, read_round_attempts
+from pytest_obelize_bench.grading.repeatability import attempt_facts, round_repeatability
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import make_repo
 

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from pytest_obelize_bench.graded_facts import Artefacts, PlanEdit
-from pytest_obelize_bench.repeatability import (
+from pytest_obelize_bench.grading.graded_facts import Artefacts, PlanEdit
+from pytest_obelize_bench.grading.repeatability import (
     attempt_facts,
     case_repeatability,
     round_repeatability,
@@ -134,7 +134,7 @@ def test_attempt_facts_from_a_record_and_its_graded_facts() -> None:
 
 
 def test_the_stats_helpers_the_repeats_use() -> None:
-    from pytest_obelize_bench.stats import (
+    from pytest_obelize_bench._util.stats import (
         intervals_overlap,
         pass_hat_k,
         pass_hat_k_series,

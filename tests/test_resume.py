@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.content_key import case_row_hash, content_key
-from pytest_obelize_bench.record import Record
-from pytest_obelize_bench.resume import choose, latest_run
-from pytest_obelize_bench.schema import Case
+from pytest_obelize_bench.case.content_key import case_row_hash, content_key
+from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench.grading.record import Record
+from pytest_obelize_bench.session.resume import choose, latest_run
 from tests.helpers import rounds
 from tests.test_round import run_pytest
 

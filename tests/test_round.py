@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.record import comparable, parse_record
-from pytest_obelize_bench.sandbox import probe_bwrap
+from pytest_obelize_bench.grading.record import comparable, parse_record
+from pytest_obelize_bench.isolation.sandbox import probe_bwrap
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import git, make_repo
 

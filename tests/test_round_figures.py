@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cases import Retired, load_case_file
-from pytest_obelize_bench.record import ErrorInfo, Provenance, Record, SuiteResult
-from pytest_obelize_bench.round_block import BLOCK_SECTIONS, render_round_block, render_sections
-from pytest_obelize_bench.round_figures import CAP_NO_KEY, RoundData, RoundFigures, round_figures
-from pytest_obelize_bench.roundfiles import load_round
-from pytest_obelize_bench.summary_json import OMIT, SUMMARY_PARTS, figures_summary, round_summary
+from pytest_obelize_bench.casefile.cases import Retired, load_case_file
+from pytest_obelize_bench.grading.record import ErrorInfo, Provenance, Record, SuiteResult
+from pytest_obelize_bench.report.round_block import BLOCK_SECTIONS, render_round_block, render_sections
+from pytest_obelize_bench.report.round_figures import CAP_NO_KEY, RoundData, RoundFigures, round_figures
+from pytest_obelize_bench.report.summary_json import OMIT, SUMMARY_PARTS, figures_summary, round_summary
+from pytest_obelize_bench.summary.roundfiles import load_round
 from tests.helpers import runs
 from tests.helpers.handbuilt import make_case, make_record
 
@@ -273,6 +273,6 @@ def test_a_new_section_plugs_into_the_block() -> None:
 def test_a_new_part_plugs_into_summary_json(monkeypatch: pytest.MonkeyPatch) -> None:
     data = RoundData(round=1, cases=[make_case("a")], records={"a": make_record("a")})
     parts = [*SUMMARY_PARTS, ("extra", lambda f: f.counts.graded), ("absent", lambda f: OMIT)]
-    monkeypatch.setattr("pytest_obelize_bench.summary_json.SUMMARY_PARTS", parts)
+    monkeypatch.setattr("pytest_obelize_bench.report.summary_json.SUMMARY_PARTS", parts)
     summary = round_summary(data)
     assert summary["extra"] == 1 and "absent" not in summary

@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench import runfolder
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.evidence_copy import copy_artefacts, patch_publishable
-from pytest_obelize_bench.graded_facts import (
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.grading.graded_facts import (
     Artefacts,
     Finding,
     PlanEdit,
@@ -21,7 +19,9 @@ from pytest_obelize_bench.graded_facts import (
     artefacts_from_json,
     artefacts_to_json,
 )
-from pytest_obelize_bench.runfolder import load_artefacts_dir, locate_run_folder, read_artefacts
+from pytest_obelize_bench.tool import runfolder
+from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_publishable
+from pytest_obelize_bench.tool.runfolder import load_artefacts_dir, locate_run_folder, read_artefacts
 
 RUN_ID = "20261202T101927Z-1234d9ad"
 

@@ -8,22 +8,22 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.graded_facts import Finding, Withheld
-from pytest_obelize_bench.run_documents import (
-    DocumentError,
-    FindingsDocument,
-    RunDocument,
-    artefacts,
-    parse_document,
-)
-from pytest_obelize_bench.run_documents import PlanDocument as Plan
-from pytest_obelize_bench.safe_io import (
+from pytest_obelize_bench._util.safe_io import (
     UntrustedFileError,
     entry_kind,
     read_untrusted_json,
     read_untrusted_text,
     write_atomically,
 )
+from pytest_obelize_bench.grading.graded_facts import Finding, Withheld
+from pytest_obelize_bench.tool.run_documents import (
+    DocumentError,
+    FindingsDocument,
+    RunDocument,
+    artefacts,
+    parse_document,
+)
+from pytest_obelize_bench.tool.run_documents import PlanDocument as Plan
 
 
 def one_line_naming(error: BaseException, path: Path) -> str:

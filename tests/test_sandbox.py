@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.elide import Elider
-from pytest_obelize_bench.executor import (
+from pytest_obelize_bench.isolation.elide import Elider
+from pytest_obelize_bench.isolation.executor import (
     Completed,
     OfflineExecutor,
     ProcessExecutor,
     ProgramRefused,
     step_environment,
 )
-from pytest_obelize_bench.sandbox import (
+from pytest_obelize_bench.isolation.sandbox import (
     CACHE_WRITERS,
     INSTALL_STEPS,
     OUTSIDE_STEPS,
@@ -47,7 +47,7 @@ from pytest_obelize_bench.sandbox import (
     provenance_label,
     step_name_of,
 )
-from pytest_obelize_bench.steps import StepRunner
+from pytest_obelize_bench.isolation.steps import StepRunner
 
 PROBE = probe_bwrap()
 needs_bwrap = pytest.mark.skipif(not PROBE.works, reason=f"bwrap cannot sandbox here: {PROBE.problem}")
@@ -533,7 +533,7 @@ def test_a_step_that_outlasts_its_timeout_takes_its_daemons_with_it(tmp_path: Pa
 
 
 def test_round_one_records_load_without_the_field() -> None:
-    from pytest_obelize_bench.record import read_round
+    from pytest_obelize_bench.grading.record import read_round
 
     records = read_round(Path(__file__).resolve().parents[1] / "results" / "round-1")
     assert len(records) >= 20

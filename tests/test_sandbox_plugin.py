@@ -28,7 +28,7 @@ import obelize
 import pytest
 
 import pytest_obelize_bench
-from pytest_obelize_bench.sandbox import probe_bwrap
+from pytest_obelize_bench.isolation.sandbox import probe_bwrap
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import make_repo
 

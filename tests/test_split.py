@@ -1,4 +1,4 @@
-"""The dev/holdout split rule (pytest_obelize_bench.split).
+"""The dev/holdout split rule (pytest_obelize_bench.casefile.split).
 
 Hand-built inputs pin the rule's parts one at a time; upstream's round-1 file (a byte-for-byte
 copy in tests/data/upstream) pins the whole rule against splits somebody else computed.
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.split import (
+from pytest_obelize_bench.casefile.split import (
     SplitDifference,
     SplitMember,
     compute_split,

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats as scipy_stats  # type: ignore[import-untyped]  # scipy ships no type information
 
-from pytest_obelize_bench.stats import (
+from pytest_obelize_bench._util.stats import (
     Rate,
     fisher_exact_two_sided,
     mcnemar_exact,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.elide import Elider
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.executor import Completed, OfflineExecutor, ProcessExecutor
-from pytest_obelize_bench.steps import Step, StepRunner
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.isolation.elide import Elider
+from pytest_obelize_bench.isolation.executor import Completed, OfflineExecutor, ProcessExecutor
+from pytest_obelize_bench.isolation.steps import Step, StepRunner
 
 
 class Scripted:
@@ -168,7 +168,7 @@ def test_bad_names_and_reasons_are_harness_bugs(where: dict[str, Path]) -> None:
 
 
 def test_last_words_quotes_the_last_line_cut_short() -> None:
-    from pytest_obelize_bench.steps import LAST_WORDS_CHARS, last_words
+    from pytest_obelize_bench.isolation.steps import LAST_WORDS_CHARS, last_words
 
     assert last_words("first\n\nfatal: no such commit\n\n") == "fatal: no such commit"
     assert last_words("error\n[obelize-bench: timed out after 5s; process group killed]\n") == "error"
@@ -180,7 +180,7 @@ def test_last_words_quotes_the_last_line_cut_short() -> None:
 def test_a_step_number_from_the_enum_is_recorded_as_a_plain_int(where: dict[str, Path]) -> None:
     import json
 
-    from pytest_obelize_bench import policy
+    from pytest_obelize_bench.isolation import policy
 
     runner = runner_for(Scripted((0, False, None), (3, False, None)), where)
     runner.run(policy.Step.BASELINE, "baseline", ["pytest"], timeout=60)

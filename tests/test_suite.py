@@ -13,16 +13,16 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_obelize_bench import suite
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.record import SuiteResult
-from pytest_obelize_bench.suite import (
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case import suite
+from pytest_obelize_bench.case.suite import (
     compile_written,
     junit_counts,
     run_suite,
     suite_argv,
     suite_status,
 )
+from pytest_obelize_bench.grading.record import SuiteResult
 
 INTERP = Path("/case/.venv/bin/python")
 JUNIT = Path("/logs/junit/baseline.xml")

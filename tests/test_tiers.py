@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench import tiers
-from pytest_obelize_bench.cases import (
+from pytest_obelize_bench.casefile.cases import (
     CallSite,
     Case,
     GroundTruth,
@@ -17,8 +16,9 @@ from pytest_obelize_bench.cases import (
     Review,
     load_case_file,
 )
-from pytest_obelize_bench.record import ErrorInfo, Measurements, SuiteResult
-from pytest_obelize_bench.tiers import ceiling, tier
+from pytest_obelize_bench.grading import tiers
+from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, SuiteResult
+from pytest_obelize_bench.grading.tiers import ceiling, tier
 
 PROJECT = Path(__file__).resolve().parents[1]
 PASS = SuiteResult(status="pass", passed=3, failed=0, skipped=0)
@@ -315,7 +315,7 @@ def test_the_published_ceiling_column_is_what_ceiling_gives_for_the_shipped_keys
 
 def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
     """Nulls are never read as values: no tier is guessed for an unmeasured, unerrored record."""
-    from pytest_obelize_bench.record import Measurements
+    from pytest_obelize_bench.grading.record import Measurements
 
     with pytest.raises(ValueError, match="must measure patch_applied and unmigrated"):
         tier(None, Measurements(patch_applied=True, unmigrated=None))
@@ -335,7 +335,7 @@ def test_a_record_without_an_error_must_have_measured_the_patch() -> None:
     ],
 )
 def test_a_control_holds_only_with_no_call_site_and_no_pin(fields: dict[str, Any], held: bool | None) -> None:
-    from pytest_obelize_bench.tiers import control_held
+    from pytest_obelize_bench.grading.tiers import control_held
 
     assert control_held(None, Measurements(**fields)) is held
     assert control_held(ErrorInfo(step="fix", reason="obelize_failed", detail="x"), Measurements(**fields)) is None

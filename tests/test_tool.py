@@ -14,19 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench import tool_env
-from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, ManifestRow
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.evidence_copy import copy_artefacts
-from pytest_obelize_bench.fix_step import fix_argv, run_fix
-from pytest_obelize_bench.grade import grade
-from pytest_obelize_bench.policy import TOOL_INSTALL_ENVIRONMENT, uv_binary
-from pytest_obelize_bench.record import SuiteResult
-from pytest_obelize_bench.runfolder import load_artefacts_dir, locate_run_folder
-from pytest_obelize_bench.suite import compile_written
-from pytest_obelize_bench.tool_adapter import DOCUMENTED_EXIT_CODES
-from pytest_obelize_bench.tool_env import pack_provenance, resolve_tool
-from pytest_obelize_bench.tool_info import ToolError, ToolInfo
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case.suite import compile_written
+from pytest_obelize_bench.casefile.cases import CallSite, Case, GroundTruth, ManifestRow
+from pytest_obelize_bench.grading.grade import grade
+from pytest_obelize_bench.grading.record import SuiteResult
+from pytest_obelize_bench.isolation.policy import TOOL_INSTALL_ENVIRONMENT, uv_binary
+from pytest_obelize_bench.tool import venv as tool_env
+from pytest_obelize_bench.tool.adapter import DOCUMENTED_EXIT_CODES
+from pytest_obelize_bench.tool.evidence_copy import copy_artefacts
+from pytest_obelize_bench.tool.fix_step import fix_argv, run_fix
+from pytest_obelize_bench.tool.info import ToolError, ToolInfo
+from pytest_obelize_bench.tool.runfolder import load_artefacts_dir, locate_run_folder
+from pytest_obelize_bench.tool.venv import pack_provenance, resolve_tool
 
 GEMINI = "gemini/google-generativeai-to-google-genai"
 GEMINI_SHA = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
@@ -478,9 +478,9 @@ def test_a_corrupt_run_folder_is_unreadable(tmp_path: Path, installed: ToolInfo)
 
 
 def test_run_fix_through_the_real_step_runner(tmp_path: Path, installed: ToolInfo) -> None:
-    executor = pytest.importorskip("pytest_obelize_bench.executor")
-    steps = pytest.importorskip("pytest_obelize_bench.steps")
-    elide = pytest.importorskip("pytest_obelize_bench.elide")
+    executor = pytest.importorskip("pytest_obelize_bench.isolation.executor")
+    steps = pytest.importorskip("pytest_obelize_bench.isolation.steps")
+    elide = pytest.importorskip("pytest_obelize_bench.isolation.elide")
     repo = make_repo(tmp_path / "case")
     runner = steps.StepRunner(
         executor.ProcessExecutor(),
@@ -619,7 +619,7 @@ def test_tool_install_has_no_hidden_network_default() -> None:
 def test_the_adapter_drives_scan_and_a_dry_fix_without_writing(
     tmp_path: Path, installed: ToolInfo, command: str
 ) -> None:
-    from pytest_obelize_bench.tool_adapter import OBELIZE
+    from pytest_obelize_bench.tool.adapter import OBELIZE
 
     repo = make_repo(tmp_path / "case")
     if command == "scan":

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.tool_env import MARKER, key_digest, read_marker, resolve_tool, venv_key
-from pytest_obelize_bench.tool_info import ToolInfo
+from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.venv import MARKER, key_digest, read_marker, resolve_tool, venv_key
 
 EARLY = "2026-11-01T00:00:00Z"
 LATE = "2099-01-01T00:00:00Z"
@@ -48,7 +48,7 @@ def test_an_unfinished_or_foreign_marker_is_no_venv(tmp_path: Path) -> None:
 def _resolve_in_another_process(root: Path, cutoff: str) -> ToolInfo:
     """A second session: a fresh interpreter resolving the same spec over the same tool root."""
     program = (
-        "import sys; from pathlib import Path; from pytest_obelize_bench.tool_env import resolve_tool; "
+        "import sys; from pathlib import Path; from pytest_obelize_bench.tool.venv import resolve_tool; "
         "print(resolve_tool(sys.argv[1], tool_root=Path(sys.argv[2]), exclude_newer=sys.argv[3]).to_json())"
     )
     env = {k: v for k, v in os.environ.items() if k != "UV_EXCLUDE_NEWER"}

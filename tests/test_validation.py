@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_obelize_bench.validation import field_path, row_problem
+from pytest_obelize_bench._util.validation import field_path, row_problem
 
 
 class Row(BaseModel):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.errors import CaseError
-from pytest_obelize_bench.workspace import (
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.isolation.workspace import (
     ANCESTOR_CONFIGS,
     check_isolation,
     default_work_root,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_obelize_bench.cases import CallSite, Case, GroundTruth, Retired, Review
-from pytest_obelize_bench.record import ErrorInfo, Measurements, Provenance, Record
+from pytest_obelize_bench.casefile.cases import CallSite, Case, GroundTruth, Retired, Review
+from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record
 
 PATTERN = ("google.generativeai", "google.generativeai.configure")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from pytest_obelize_bench.cases import load_fixture
+from pytest_obelize_bench.casefile.cases import load_fixture
 from tests.helpers.gitrepo import GitRepo, make_repo
 
 PROJECT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench.evidence import RunEvidence, RunManifest
-from pytest_obelize_bench.record import (
+from pytest_obelize_bench.grading.record import (
     ErrorInfo,
     Measurements,
     Provenance,
@@ -20,7 +19,8 @@ from pytest_obelize_bench.record import (
     SuiteResult,
     record_file_name,
 )
-from pytest_obelize_bench.repeatability import AttemptFacts
+from pytest_obelize_bench.grading.repeatability import AttemptFacts
+from pytest_obelize_bench.records.evidence import RunEvidence, RunManifest
 
 RECENT = "2026-12-01T10:00:00Z"
 PINS = (

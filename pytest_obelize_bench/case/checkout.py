@@ -1,0 +1,95 @@
+"""Step 1: the repository at its pinned commit, fetched shallow, optionally through a local cache.
+
+The checkout is fetched by SHA, never by branch, and verified afterwards, so a record always names
+the code that was measured.  With a cache, each repository is kept as a bare repository under
+``<cache>/<owner>/<name>.git`` holding every pinned commit under ``refs/obelize-bench/<sha>``;
+a rerun, or a second case of the same repository, then touches no network.  The ref keeps the
+commit advertised to a fetching client (protocol v0 and v2 alike) and safe from ``git gc``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.locks import exclusive_lock
+from pytest_obelize_bench.isolation.policy import DEFAULT_LIMITS, Step
+from pytest_obelize_bench.isolation.steps import StepRunner
+from pytest_obelize_bench.isolation.workspace import safe_component
+
+FETCH_TIMEOUT_S = DEFAULT_LIMITS["fetch"]
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def cache_repository(cache: Path, owner: str, name: str) -> Path:
+    """The bare repository that caches ``owner/name``."""
+    safe_component(owner, "repository owner")
+    safe_component(name, "repository name")
+    return Path(cache) / owner / f"{name}.git"
+
+
+def fetch_checkout(
+    runner: StepRunner,
+    *,
+    url: str,
+    sha: str,
+    dest: Path,
+    cache: Path | None,
+    owner: str,
+    name: str,
+    timeout: float = FETCH_TIMEOUT_S,
+) -> None:
+    """Fetch ``url`` at ``sha`` into ``dest`` (which must not hold a repository yet).
+
+    Every command is step 1 ``fetch`` with reason ``fetch_failed``; git runs under the runner's
+    environment (its isolated HOME) with ``GIT_TERMINAL_PROMPT=0``, so a private or missing
+    repository fails instead of waiting for a password.  The commands run from ``dest``'s parent,
+    because ``dest`` does not exist before ``git init``.
+    """
+    if not _SHA.fullmatch(sha):
+        raise CaseError("fetch", "fetch_failed", f"{sha!r} is not a full 40-character commit SHA")
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    env = {**runner.env, "GIT_TERMINAL_PROMPT": "0"}
+
+    def git(*args: str) -> str:
+        completed = runner.run(
+            Step.FETCH,
+            "fetch",
+            ["git", *args],
+            timeout=timeout,
+            reason="fetch_failed",
+            cwd=dest.parent,
+            env=env,
+        )
+        lines = completed.output().split()
+        return lines[-1] if lines else ""
+
+    source = url
+    if cache is not None:
+        bare = cache_repository(cache, owner, name)
+        with exclusive_lock(bare.with_name(bare.name + ".lock")):
+            if not (bare / "HEAD").is_file():
+                git("init", "--bare", "-q", str(bare))
+            probe = runner.run(
+                Step.FETCH,
+                "fetch",
+                ["git", "-C", str(bare), "cat-file", "-e", f"{sha}^{{commit}}"],
+                timeout=timeout,
+                cwd=dest.parent,
+                env=env,
+            )
+            if probe.timed_out:
+                runner.raise_for("fetch", probe, reason="fetch_failed", timeout=timeout)
+            if probe.exit_code != 0:
+                git("-C", str(bare), "fetch", "-q", "--end-of-options", url, f"{sha}:refs/obelize-bench/{sha}")
+        source = bare.resolve().as_uri()
+    git("init", "-q", str(dest))
+    # --end-of-options: a URL or ref from the case file can never be read as a git option.
+    git("-C", str(dest), "fetch", "-q", "--depth", "1", "--end-of-options", source, sha)
+    git("-C", str(dest), "checkout", "-q", "FETCH_HEAD")
+    head = git("-C", str(dest), "rev-parse", "HEAD")
+    if head != sha:
+        shown = head or "(nothing)"
+        raise CaseError("fetch", "fetch_failed", f"HEAD is {shown}, the case pins {sha}")

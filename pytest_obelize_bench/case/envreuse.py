@@ -1,0 +1,205 @@
+"""Environment reuse: a pinned install whose environment another case already resolved runs offline.
+
+Measured on a 2-core machine with a warm uv cache: ``uv pip install google-generativeai==0.8.6``
+into a fresh venv takes about 2.3 s online (uv revalidates every index page) and 0.15 s with
+``--offline`` (the same wheels hard-linked from the cache); copying a finished 180 MB venv took
+longer than either.  So cases share the *resolution*, not the venv: each case still gets its own
+venv, its own install and its own ``importlib.metadata`` check.
+
+Offline is only as good as the cached index pages.  A page fetched after the round's
+``exclude_newer`` lists every file an online install at that cutoff could choose, so an offline
+install resolves the same.  The first online install of an environment writes a mark (its
+environment key, and when it ran); a later install with the same key, a mark no older than
+``exclude_newer`` and the same uv cache goes offline.  If the offline install fails (a pruned
+cache), the install runs online as before.
+
+Identical environments: the same interpreter used, the same ``exclude_newer``, the same install
+commands (only ``uv pip install`` of exact pins, or of a requirements file of exact pins, which
+the key covers by its content), and the same pins installed before this one.  Anything else has
+no key and always installs online.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.locks import exclusive_lock
+from pytest_obelize_bench._util.safe_io import read_bounded_file
+
+_PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+MARKS_DIR = "env-marks"
+#: The largest requirements file whose content an environment key covers.
+REQUIREMENTS_CAP = 65_536
+
+
+def _requirements_material(checkout: Path | None, name: str) -> str | None:
+    """``-r sha256:<digest>`` of a checkout's requirements file that holds exact pins only.
+
+    The file is read as untrusted input: a relative path inside the checkout, no symlink, at
+    most ``REQUIREMENTS_CAP`` bytes of UTF-8.  Any line that is not blank, a comment or one
+    ``name==version`` (an option, an include, a URL, a local path, a range) makes it unshared.
+    """
+    relative = Path(name)
+    if checkout is None or relative.is_absolute() or ".." in relative.parts or not relative.parts:
+        return None
+    try:
+        data = read_bounded_file(checkout / relative, REQUIREMENTS_CAP)
+        text = data.decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    for line in text.splitlines():
+        requirement = line.split(" #", 1)[0].strip()
+        if requirement.startswith("#") or not requirement:
+            continue
+        if not _PINNED.fullmatch(requirement):
+            return None
+    return "-r sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _command_material(command: str, checkout: Path | None) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words[:3] != ["uv", "pip", "install"] or len(words) == 3:
+        return None
+    material: list[str] = []
+    rest = iter(words[3:])
+    for word in rest:
+        if word in ("-r", "--requirement"):
+            digest = _requirements_material(checkout, next(rest, ""))
+            if digest is None:
+                return None
+            material.append(digest)
+        elif _PINNED.fullmatch(word):
+            material.append(word)
+        else:
+            return None
+    return " ".join(["uv pip install", *material])
+
+
+def command_material(commands: Sequence[str], checkout: Path | None = None) -> list[str] | None:
+    """What of ``commands`` an environment key covers, or None when one can read more of the checkout.
+
+    Shareable: ``uv pip install`` of exact pins, and of ``-r FILE`` whose file holds only exact
+    pins; the file stands in the key by its sha256, so two checkouts share only identical files.
+    """
+    material: list[str] = []
+    for command in commands:
+        found = _command_material(command, checkout)
+        if found is None:
+            return None
+        material.append(found)
+    return material
+
+
+def environment_key(
+    *,
+    interpreter_used: str,
+    exclude_newer: str | None,
+    uv_cache: str | None,
+    commands: Sequence[str] | None,
+    installs: Sequence[str],
+) -> str | None:
+    """The key of the environment ``installs`` (``dist==version``, in order) produce; None if unshared.
+
+    ``commands`` is ``command_material`` of the case's install commands (None: unshared).
+    """
+    if not interpreter_used or not exclude_newer or commands is None:
+        return None
+    text = json.dumps(
+        {
+            "interpreter": interpreter_used,
+            "exclude_newer": exclude_newer,
+            "uv_cache": uv_cache or "",
+            "commands": list(commands),
+            "installs": list(installs),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def resolved_after(mark_text: str, exclude_newer: str) -> bool:
+    """Whether a mark's online install ran at or after ``exclude_newer`` (so its pages are complete)."""
+    try:
+        at = datetime.strptime(json.loads(mark_text)["at"], _FORMAT).replace(tzinfo=UTC)
+        cutoff = datetime.strptime(exclude_newer, _FORMAT).replace(tzinfo=UTC)
+    except (ValueError, KeyError, TypeError):
+        return False
+    return at >= cutoff
+
+
+class Marks:
+    """The marks of online installs, one small file per environment key under ``<work>/env-marks``."""
+
+    def __init__(self, work_root: Path) -> None:
+        self.root = Path(work_root) / MARKS_DIR
+
+    def _path(self, key: str) -> Path:
+        if not re.fullmatch(r"[0-9a-f]{64}", key):
+            raise ValueError(f"{key!r} is not an environment key")
+        return self.root / f"{key}.json"
+
+    def can_go_offline(self, key: str, exclude_newer: str) -> bool:
+        path = self._path(key)
+        if path.is_symlink() or not path.is_file():
+            return False
+        try:
+            with path.open("rb") as handle:
+                text = handle.read(4096).decode("utf-8", "replace")
+        except OSError:
+            return False
+        return resolved_after(text, exclude_newer)
+
+    def mark(self, key: str, at: str) -> None:
+        """Record an online install of ``key`` that started at ``at`` (written atomically)."""
+        path = self._path(key)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(self.root / ".lock"):
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps({"at": at}) + "\n", encoding="utf-8")
+            os.replace(temporary, path)
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime(_FORMAT)
+
+
+def reuse_install(install: Callable[[bool], str], *, marks: Marks, key: str | None, exclude_newer: str | None) -> str:
+    """Run ``install(offline)`` offline when ``key`` was resolved online at or after the cutoff.
+
+    An online install marks its key once the install itself succeeded, even when the version
+    check that follows fails: the cache then holds what that resolution chose either way.
+    """
+    offline = key is not None and exclude_newer is not None and marks.can_go_offline(key, exclude_newer)
+    started = utc_now()
+    try:
+        observed = install(offline)
+    except CaseError as error:
+        if key is not None and not offline and error.reason == "version_mismatch":
+            marks.mark(key, started)
+        raise
+    if key is not None and not offline:
+        marks.mark(key, started)
+    return observed
+
+
+__all__ = [
+    "MARKS_DIR",
+    "Marks",
+    "command_material",
+    "environment_key",
+    "resolved_after",
+    "reuse_install",
+    "utc_now",
+]

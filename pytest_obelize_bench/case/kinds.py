@@ -1,0 +1,225 @@
+"""The two kinds of case: an offline fixture, and a repository of the case file.
+
+Chosen once per case (``kind_for``), so the stages never ask which mode the session is in. A
+fixture is copied from the project, runs on the harness's own interpreter with obelize and the
+SDK doubles already there, without network, and must reproduce its ``expected.json``. A
+repository is fetched at its pin, gets a venv of its key's interpreter and the pinned SDKs (an
+environment already resolved installs offline, ``envreuse.py``), and its record stands as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.run import CaseKind, CaseRun
+from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS, Case
+from pytest_obelize_bench.grading.record import Record, comparable, differences
+from pytest_obelize_bench.isolation.executor import Executor, OfflineExecutor
+from pytest_obelize_bench.isolation.policy import Step
+
+#: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
+FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
+
+
+@dataclass(frozen=True)
+class FixtureCase:
+    """An offline fixture repository of ``cases/fixtures/``."""
+
+    offline: bool = True
+
+    def step_variables(self, context: RoundContext) -> dict[str, str]:
+        return {}
+
+    def wrap(self, executor: Executor) -> Executor:
+        return OfflineExecutor(executor)
+
+    def checkout(self, run: CaseRun) -> None:
+        shutil.copytree(Path(run.case.source or ""), run.checkout, symlinks=True, ignore=FIXTURE_COPY_IGNORE)
+
+    def venv(self, run: CaseRun) -> None:
+        from pytest_obelize_bench.case.environment import Interpreter
+
+        run.interpreter = Interpreter(
+            requested="",
+            used="",
+            executable=Path(sys.executable),
+            build=" ".join(sys.version.split()),
+            machine=platform.machine(),
+        )
+
+    def legacy_sdk(self, run: CaseRun) -> None:
+        """The fixture's SDK doubles are part of its tree: nothing to install."""
+
+    def new_sdk(self, run: CaseRun) -> None:
+        """As for the legacy SDK: nothing to install."""
+
+    def exclude_newer(self, context: RoundContext) -> str | None:
+        return None
+
+    def judge(self, run: CaseRun, record: Record, *, update_expected: bool) -> str | None:
+        if update_expected:
+            write_expected(run.case, record)
+            return None
+        return check_expected(run.case, record)
+
+
+@dataclass(frozen=True)
+class RepositoryCase:
+    """A repository of the case file, fetched at its pinned commit."""
+
+    offline: bool = False
+
+    def step_variables(self, context: RoundContext) -> dict[str, str]:
+        import os
+
+        variables = {"UV_EXCLUDE_NEWER": context.exclude_newer or ""}
+        if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
+            variables["UV_CACHE_DIR"] = context.uv_cache
+        return variables
+
+    def wrap(self, executor: Executor) -> Executor:
+        return executor
+
+    def checkout(self, run: CaseRun) -> None:
+        from pytest_obelize_bench.case.checkout import fetch_checkout
+
+        case = run.case
+        owner, _, name = (case.full_name or "").partition("/")
+        fetch_checkout(
+            run.steps(),
+            url=case.repo or "",
+            sha=case.sha or "",
+            dest=run.checkout,
+            cache=Path(run.context.repo_cache) if run.context.repo_cache else None,
+            owner=owner,
+            name=name,
+            timeout=run.limit("fetch"),
+        )
+
+    def venv(self, run: CaseRun) -> None:
+        from pytest_obelize_bench.case.environment import case_environment, create_venv, uv_version
+
+        run.uv_version = uv_version()
+        venv = run.checkout / ".venv"
+        run.interpreter = create_venv(
+            run.steps(),
+            key=run.case.python or "",
+            policy=run.context.interpreter_policy,
+            venv=venv,
+            search_path=[Path(p) for p in run.context.python_search],
+            timeout=run.limit("venv"),
+        )
+        run.env = case_environment(run.env, venv)
+        run.steps().env = run.env
+
+    def legacy_sdk(self, run: CaseRun) -> None:
+        from pytest_obelize_bench.case.environment import run_install_commands
+        from pytest_obelize_bench.case.envreuse import command_material
+
+        case = run.case
+        # Taken before the commands run, and before the fix can rewrite a requirements file.
+        run.install_material = command_material(case.install, run.checkout)
+        run_install_commands(
+            run.steps(),
+            case.install,
+            interpreter=run.venv().executable,
+            checkout=run.checkout,
+            timeout=run.limit("install"),
+        )
+        legacy, _ = PACK_DISTRIBUTIONS[case.pack]
+        run.sdk_from = _install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
+
+    def new_sdk(self, run: CaseRun) -> None:
+        from pytest_obelize_bench.case.environment import packages_digest
+
+        case = run.case
+        legacy, new = PACK_DISTRIBUTIONS[case.pack]
+        before = [f"{legacy}=={case.from_version}"]
+        run.sdk_to = _install_sdk(run, Step.INSTALL_TO, "install-to", new, case.to_version or "", before)
+        run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
+
+    def exclude_newer(self, context: RoundContext) -> str | None:
+        return context.exclude_newer
+
+    def judge(self, run: CaseRun, record: Record, *, update_expected: bool) -> str | None:
+        """A repository has no expectation: its record is the result."""
+        return None
+
+
+def kind_for(context: RoundContext) -> CaseKind:
+    """The kind of every case of this session."""
+    return FixtureCase() if context.mode == "fixtures" else RepositoryCase()
+
+
+def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
+    """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``_reused``)."""
+    from pytest_obelize_bench.case.environment import install_pinned
+
+    return _reused(
+        run,
+        [*before, f"{distribution}=={version}"],
+        lambda offline: install_pinned(
+            run.steps(),
+            number=number,
+            name=name,
+            distribution=distribution,
+            version=version,
+            interpreter=run.venv().executable,
+            timeout=run.limit("install"),
+            offline=offline,
+        ),
+    )
+
+
+def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
+    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
+    from pytest_obelize_bench.case.envreuse import Marks, environment_key, reuse_install
+
+    key = environment_key(
+        interpreter_used=run.venv().used,
+        exclude_newer=run.context.exclude_newer,
+        uv_cache=run.env.get("UV_CACHE_DIR"),
+        commands=run.install_material,
+        installs=installs,
+    )
+    marks = Marks(Path(run.context.work_root))
+    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+
+
+# -- a fixture's expectation -------------------------------------------------------------------
+
+
+def expected_path(case: Case) -> Path:
+    return Path(case.source or "").parent / "expected.json"
+
+
+def write_expected(case: Case, record: Record) -> None:
+    """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
+    from pytest_obelize_bench._util.safe_io import write_atomically
+
+    write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
+
+
+def check_expected(case: Case, record: Record) -> str | None:
+    """Why a fixture missed its committed expected.json over the comparable view; None when it did not."""
+    path = expected_path(case)
+    if not path.is_file():
+        return f"{path} is missing; write it with `obelize-bench fixtures --update`"
+    try:
+        want = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        return f"{path}: not JSON: {exc}"
+    lines = differences(comparable(record), want)
+    if lines:
+        return f"{case.id} differs from {path}:\n  " + "\n  ".join(lines)
+    return None
+
+
+__all__ = ["FixtureCase", "RepositoryCase", "check_expected", "expected_path", "kind_for", "write_expected"]

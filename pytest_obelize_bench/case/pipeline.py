@@ -1,0 +1,347 @@
+"""The worker's side of one case: the protocol's steps in order, and the record they produce.
+
+Each stage runs only if every stage before it succeeded; a ``CaseError`` stops the case
+and becomes its ``error`` record, so the round goes on. Grading and tiers are pure
+functions of what the stages left on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pytest_obelize_bench import __version__
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.run import CaseRun
+from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.isolation.policy import Step
+from pytest_obelize_bench.isolation.sandbox import SandboxExecutor, Settings, case_layout, harness_paths
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pytest_obelize_bench.isolation.executor import Executor
+    from pytest_obelize_bench.isolation.workspace import Workspace
+
+from pytest_obelize_bench.grading.record import (
+    ErrorInfo,
+    Provenance,
+    Record,
+    StepRecord,
+    SuiteResult,
+)
+
+#: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish.
+MAX_GRADED_FACTS_BYTES = 5_000_000
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def sandbox_for_case(
+    inner: Executor, context: RoundContext, case: Case, workspace: Workspace, env: Mapping[str, str]
+) -> Executor:
+    """``inner`` wrapped for this case when the session's sandbox is on, else ``inner`` itself.
+
+    ``env`` is the step environment: its cache variables name the caches a step may write.
+    """
+    settings = Settings.from_json(context.sandbox)
+    if not settings.enabled or settings.program is None:
+        return inner
+    paths = harness_paths(
+        project_root=context.project_root,
+        results=context.results_dir,
+        work_root=context.work_root,
+        tool=context.tool,
+    )
+    layout = case_layout(
+        paths,
+        checkout=workspace.checkout,
+        home=workspace.home,
+        tmp=workspace.tmp,
+        junit=workspace.logs / "junit",
+        env=env,
+        uv_cache=context.uv_cache,
+        suites_network=bool(case.tests_require_network),
+        offline=context.mode == "fixtures",
+    )
+    return SandboxExecutor(inner, program=settings.program, layout=layout)
+
+
+# -- stages (the fixtures call these) ---------------------------------------------------
+
+
+def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
+    from pytest_obelize_bench.case.kinds import kind_for
+
+    run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
+
+    def stage() -> None:
+        from pytest_obelize_bench.isolation.elide import Elider
+        from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
+        from pytest_obelize_bench.isolation.steps import StepRunner
+        from pytest_obelize_bench.isolation.workspace import check_isolation, prepare_workspace
+
+        if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
+            raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
+        # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
+        folder = case.id if attempt == 1 else f"{case.id}.attempt-{attempt}"
+        workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
+        run.workspace = workspace
+        from pytest_obelize_bench.isolation.policy import uv_binary
+
+        run.elider = Elider(
+            [
+                ("<case>", workspace.checkout),
+                ("<logs>", workspace.logs),
+                ("<work>", Path(context.work_root)),
+                ("<repo>", Path(context.project_root)),
+                ("<harness-python>", Path(sys.executable)),
+                ("<harness-uv>", Path(uv_binary())),
+                *[("<uv-cache>", Path(p)) for p in (os.environ.get("UV_CACHE_DIR"), context.uv_cache) if p],
+                # Last and shortest: the harness's HOME holds pyenv's interpreters and its tools.
+                ("<harness-home>", Path.home()),
+            ]
+        )
+        # UV_SYSTEM_CERTS: uv trusts the operating system's certificates, so an install works
+        # behind a proxy that re-signs TLS without passing any certificate variable through.
+        extra = {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_SYSTEM_CERTS": "1",
+        }
+        extra.update(run.kind.step_variables(context))
+        run.env = step_environment(os.environ, home=workspace.home, extra=extra)
+
+        executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
+        run.runner = StepRunner(
+            run.kind.wrap(executor),
+            logs=workspace.logs,
+            elider=run.elider,
+            env=run.env,
+            cwd=workspace.checkout.parent,
+        )
+        check_isolation(workspace.checkout)
+
+    return run.attempt(stage)
+
+
+def stage_checkout(run: CaseRun) -> CaseRun:
+    return run.attempt(lambda: run.kind.checkout(run))
+
+
+def stage_venv(run: CaseRun) -> CaseRun:
+    return run.attempt(lambda: run.kind.venv(run))
+
+
+def stage_legacy_sdk(run: CaseRun) -> CaseRun:
+    return run.attempt(lambda: run.kind.legacy_sdk(run))
+
+
+# -- steps 5 to 10 ---------------------------------------------------------------------
+
+
+def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> SuiteResult:
+    from pytest_obelize_bench.case.suite import run_suite
+
+    return run_suite(
+        run.steps(),
+        phase=phase,
+        number=number,
+        test_cmd=run.case.test_cmd,
+        interpreter=run.venv().executable,
+        junit_dir=run.tree().logs / "junit",
+        timeout=run.limit(phase),
+        cwd=run.checkout,
+    )
+
+
+def run_steps(run: CaseRun) -> None:
+    """Steps 5 to 8; each one only if everything before it succeeded."""
+    from pytest_obelize_bench.case.suite import compile_written
+    from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_publishable
+    from pytest_obelize_bench.tool.fix_step import run_fix
+    from pytest_obelize_bench.tool.info import ToolInfo
+
+    case = run.case
+
+    def baseline() -> None:
+        run.baseline = _suite(run, "baseline", Step.BASELINE)
+
+    def fix() -> None:
+        tool = ToolInfo.from_json(json.dumps(run.context.tool))
+        fixed = run_fix(run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix"))
+        run.artefacts, run.runtime_seconds = fixed.artefacts, fixed.runtime_s
+        copy_artefacts(fixed.folder, run.tree().artefacts, publish_patch=patch_publishable(case.license))
+        from pytest_obelize_bench.grading.graded_facts import artefacts_to_json
+
+        size = len(artefacts_to_json(run.artefacts).encode("utf-8"))
+        if size > MAX_GRADED_FACTS_BYTES:
+            run.artefacts = None
+            raise CaseError(
+                "fix",
+                "run_folder_unreadable",
+                f"the run folder's graded facts are {size / 1e6:.1f} MB, over "
+                f"the {MAX_GRADED_FACTS_BYTES / 1e6:.0f} MB "
+                "a published round keeps per case",
+            )
+
+    def compile_step() -> None:
+        run.patch_compiles = compile_written(
+            run.steps(),
+            interpreter=run.venv().executable,
+            checkout=run.checkout,
+            written=run.artefacts.written,
+            timeout=run.limit("compile"),
+        )
+
+    def new_sdk() -> None:
+        run.kind.new_sdk(run)
+
+    def after() -> None:
+        run.after = _suite(run, "after", Step.AFTER)
+
+    for stage in (baseline, fix, compile_step, new_sdk, after):
+        run.attempt(stage)
+
+
+def _sandbox_label(run: CaseRun) -> str:
+    from pytest_obelize_bench.isolation.sandbox import Settings, provenance_label
+
+    settings = Settings.from_json(run.context.sandbox)
+    return provenance_label(settings, suites_network=run.case.tests_require_network, offline=run.offline)
+
+
+def _content_key(run: CaseRun) -> str | None:
+    """The key ``--bench-resume`` compares; only a round case whose venv was made has one."""
+    if run.offline or run.interpreter is None or not run.interpreter.used:
+        return None
+    from pytest_obelize_bench.case.content_key import content_key
+
+    context = run.context
+    return content_key(
+        run.case,
+        tool=context.tool,
+        packs=context.packs,
+        interpreter_used=run.interpreter.used,
+        exclude_newer=context.exclude_newer,
+        sandbox=_sandbox_label(run),
+        harness=context.harness,
+        harness_version=__version__,
+        attempt=run.attempt_number,
+    )
+
+
+def build_record(run: CaseRun) -> Record:
+    """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
+    from pytest_obelize_bench.grading.grade import grade
+    from pytest_obelize_bench.grading.tiers import tier
+
+    case, context = run.case, run.context
+    measurements = grade(
+        case,
+        run.artefacts,
+        baseline=run.baseline,
+        after=run.after,
+        patch_compiles=run.patch_compiles,
+        runtime_seconds=run.runtime_seconds,
+    )
+    error = None
+    if run.error is not None:
+        from pytest_obelize_bench.isolation.elide import public_detail
+
+        detail = public_detail(run.error.detail, run.elider, os.environ.items())
+        error = ErrorInfo(step=run.error.step, reason=run.error.reason, detail=detail)
+    tool = context.tool or {}
+    pack = context.packs.get(case.pack, {})
+    interpreter = run.interpreter
+    executable = None
+    if interpreter is not None and run.elider is not None:
+        executable = run.elider.text(str(interpreter.executable))
+    provenance = Provenance(
+        obelize_version=tool.get("version"),
+        obelize_commit=tool.get("commit"),
+        obelize_tree_dirty=tool.get("tree_dirty"),
+        pack=case.pack,
+        pack_sha256=pack.get("pack_sha256"),
+        spec_sha256=pack.get("spec_sha256"),
+        python=case.python if case.origin == "corpus" else None,
+        python_used=(interpreter.used or None) if interpreter is not None else None,
+        python_executable=executable,
+        python_build=interpreter.build if interpreter is not None else None,
+        machine=interpreter.machine if interpreter is not None else platform.machine(),
+        os=platform.system(),
+        sdk_from=run.sdk_from,
+        sdk_to=run.sdk_to,
+        uv_version=run.uv_version,
+        exclude_newer=run.kind.exclude_newer(context),
+        packages_sha256=run.packages_sha256,
+        run_at=run.run_at,
+        harness_version=context.harness.get("version", __version__),
+        harness_commit=context.harness.get("commit"),
+        harness_tree_dirty=context.harness.get("tree_dirty"),
+        allow_dirty=context.allow_dirty if context.mode == "round" else None,
+        sandbox=_sandbox_label(run),
+        content_key=_content_key(run),  # hook: resume (content_key.py)
+        worker=context.worker,
+    )
+    steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
+    return Record(
+        case=case.id,
+        origin=case.origin,
+        control=case.control,
+        split=case.split,
+        error=error,
+        measurements=measurements,
+        steps=steps,
+        provenance=provenance,
+        tier=tier(error, measurements),
+        attempt=run.attempt_number,
+    )
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """A finished case as the session reports it: its record and, when the item fails, why."""
+
+    record: Record
+    #: the line pytest shows for an ``error`` tier (paths resolved; the record keeps its labels).
+    error_line: str | None
+    #: the graded facts as JSON, for ``regrade`` and error analysis.
+    artefacts_json: str | None
+    #: why the item fails: a harness crash, or a fixture that missed its expectation.
+    failure: str | None
+
+
+def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
+    """The item's body without pytest: run what is left, grade, keep the record, judge it."""
+    if run.error is None:
+        run_steps(run)
+    record = build_record(run)
+    error_line = None
+    if record.error is not None:
+        error = record.error
+        error_line = f"the case errored at step {error.step}: {error.reason}: {error.detail}"
+        if run.workspace is not None:  # the terminal shows paths resolved; the record keeps its labels
+            error_line = error_line.replace("<logs>", str(run.tree().logs)) + f" (logs: {run.tree().logs})"
+    artefacts_json = None
+    if run.artefacts is not None:
+        from pytest_obelize_bench.grading.graded_facts import artefacts_to_json
+
+        artefacts_json = artefacts_to_json(run.artefacts)
+    if run.workspace is not None:
+        (run.tree().logs / "record.json").write_text(record.to_json(), encoding="utf-8")
+    if run.crash is not None:
+        failure: str | None = f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}"
+    else:
+        failure = run.kind.judge(run, record, update_expected=update_expected)
+    return Conclusion(record, error_line, artefacts_json, failure)

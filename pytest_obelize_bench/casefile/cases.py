@@ -1,0 +1,320 @@
+"""The case file: pydantic models, the protocol's rules, and one uniform ``Case``.
+
+The models read the upstream round-1 file unchanged as well as ours, and fixture
+``case.yaml`` files. Every problem becomes one line naming the file, the case, the field
+and what was expected, so a bad file stops collection before anything runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from pytest_obelize_bench.casefile.rules import (
+    case_row_problems,
+    control_row_problems,
+    file_problems,
+    fixture_row_problems,
+)
+from pytest_obelize_bench.casefile.schema import (
+    ACTIONABLE_KINDS,
+    CONTROL_SHAPES,
+    DEFAULT_PYTHON,
+    EXACT_VERSION,
+    FULL_SHA,
+    ISO_DATE,
+    MAX_CASES_PER_OWNER,
+    PACK_DISTRIBUTIONS,
+    QUOTE_CHARS,
+    SAFE_NAME,
+    SPLITS,
+    UV_KEY,
+    CallSite,
+    Case,
+    CaseFile,
+    CaseFileError,
+    CaseRow,
+    ControlRow,
+    FixtureRow,
+    ForbiddenPosition,
+    GroundTruth,
+    ManifestRow,
+    Problem,
+    Retired,
+    Review,
+    SplitMove,
+    _FileHead,
+    key_symbols,
+    quoted,
+    slug,
+)
+
+__all__ = [
+    "ACTIONABLE_KINDS",
+    "CONTROL_SHAPES",
+    "DEFAULT_PYTHON",
+    "EXACT_VERSION",
+    "FULL_SHA",
+    "ISO_DATE",
+    "MAX_CASES_PER_OWNER",
+    "PACK_DISTRIBUTIONS",
+    "QUOTE_CHARS",
+    "SAFE_NAME",
+    "SPLITS",
+    "UV_KEY",
+    "CallSite",
+    "Case",
+    "CaseFile",
+    "CaseFileError",
+    "CaseRow",
+    "ControlRow",
+    "FixtureRow",
+    "ForbiddenPosition",
+    "GroundTruth",
+    "ManifestRow",
+    "Problem",
+    "Retired",
+    "Review",
+    "SplitMove",
+    "key_symbols",
+    "quoted",
+    "slug",
+]
+
+
+# -- reading ------------------------------------------------------------------------
+
+
+def _describe(error: ErrorDetails) -> tuple[str, str]:
+    field = ".".join(str(part) for part in error["loc"]) or "(row)"
+    message = error["msg"]
+    if error["type"] == "missing":
+        message = "a value is required"
+    elif error["type"] == "extra_forbidden":
+        message = "is not a known field"
+    elif "input" in error and error["type"] != "missing":
+        message = f"{message} (got {quoted(error['input'])})"
+    return field, message
+
+
+def _row_id(row: Any, index: int, kind: str) -> str:
+    if isinstance(row, dict):
+        if isinstance(row.get("id"), str):
+            return str(row["id"])
+        if isinstance(row.get("full_name"), str):
+            return slug(row["full_name"])
+    return f"<{kind} #{index + 1}>"
+
+
+#: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_BASE_LOADER):  # type: ignore[misc]  # PyYAML's loaders are untyped
+    """A safe loader that refuses what a reviewed case file never needs.
+
+    An alias is refused where it is used a second time, before it is expanded, so an alias bomb
+    costs nothing; a duplicate key is refused instead of silently keeping the last value.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise yaml.constructor.ConstructorError(
+                None, None, "an alias (*name) is not allowed in a case file; write the value out", node.start_mark
+            )
+        return super().construct_object(node, deep=deep)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {quoted(key)} in one mapping", key_node.start_mark
+                )
+            seen.add(key)
+        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return result
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CaseFileError([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CaseFileError([f"{path}: is not UTF-8 text (line {line}, byte {exc.start})"]) from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise CaseFileError([f"{path}: is not valid YAML{where}: {getattr(exc, 'problem', exc)}"]) from None
+    except RecursionError:
+        raise CaseFileError([f"{path}: is nested too deeply to be a case file"]) from None
+
+
+def load_case_file(path: Path | str) -> CaseFile:
+    """Read and validate a round's case file, or raise ``CaseFileError`` listing every problem."""
+    case_file, problems = check_case_file(path)
+    if problems or case_file is None:
+        raise CaseFileError(problems)
+    return case_file
+
+
+def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
+    """Every problem of a case file, each tagged with the rule it breaks (schema problems too)."""
+    path = Path(path)
+    try:
+        data = _read_yaml(path)
+    except CaseFileError as exc:
+        return None, exc.found
+    if not isinstance(data, dict):
+        return None, [Problem("schema", f"{path}: expected a mapping with round, cases and controls at the top")]
+    problems: list[Problem] = []
+    head_fields = {k: v for k, v in data.items()}
+    try:
+        head = _FileHead.model_validate(head_fields)
+    except ValidationError as exc:
+        for error in exc.errors():
+            field, message = _describe(error)
+            problems.append(Problem("schema", f"{path}: top level: {field}: {message}"))
+        return None, problems
+
+    cases: list[Case] = []
+    for index, raw in enumerate(head.cases):
+        case_id = _row_id(raw, index, "case")
+        try:
+            row = CaseRow.model_validate(raw)
+        except ValidationError as exc:
+            for error in exc.errors():
+                field, message = _describe(error)
+                problems.append(Problem("schema", f"{path}: case {case_id}: {field}: {message}"))
+            continue
+        cases.append(
+            Case(
+                id=row.id,
+                origin="corpus",
+                control=False,
+                split="dev" if row.split == "dev" else "holdout" if row.split == "holdout" else None,
+                provider=row.provider,
+                change=row.change,
+                full_name=row.full_name,
+                owner=row.owner,
+                repo=row.repo,
+                sha=row.sha,
+                license=row.license,
+                python=row.python,
+                from_version=row.from_version,
+                to_version=row.to_version,
+                install=tuple(row.install),
+                test_cmd=row.test_cmd,
+                tests_require_network=row.tests_require_network,
+                has_test_files=row.has_test_files,
+                pattern_key=tuple(row.pattern_key),
+                ground_truth=row.ground_truth,
+                review=row.review,
+                retired=row.retired,
+            )
+        )
+        problems.extend(Problem(rule, f"{path}: case {row.id}: {text}") for rule, text in case_row_problems(row))
+
+    for index, raw in enumerate(head.controls):
+        case_id = _row_id(raw, index, "control")
+        try:
+            control = ControlRow.model_validate(raw)
+        except ValidationError as exc:
+            for error in exc.errors():
+                field, message = _describe(error)
+                problems.append(Problem("schema", f"{path}: control {case_id}: {field}: {message}"))
+            continue
+        cases.append(
+            Case(
+                id=slug(control.full_name),
+                origin="corpus",
+                control=True,
+                control_shape=control.control,
+                provider=control.provider,
+                change=control.change,
+                full_name=control.full_name,
+                owner=control.owner,
+                repo=control.repo,
+                sha=control.sha,
+                license=control.license,
+                python=control.python or DEFAULT_PYTHON,
+                from_version=head.from_version,
+                to_version=head.to_version,
+                retired=control.retired,
+            )
+        )
+        problems.extend(
+            Problem(rule, f"{path}: control {case_id}: {text}") for rule, text in control_row_problems(control)
+        )
+
+    problems.extend(Problem(rule, f"{path}: {text}") for rule, text in file_problems(head, cases))
+    return CaseFile(
+        path=path,
+        round=head.round,
+        from_version=head.from_version,
+        to_version=head.to_version,
+        cases=tuple(sorted(cases, key=lambda c: c.id)),
+        split_moves=tuple(head.split_moves),
+    ), problems
+
+
+def load_fixture(directory: Path | str) -> Case:
+    """Read ``<directory>/case.yaml``; the fixture's repository is ``<directory>/repo``."""
+    directory = Path(directory)
+    path = directory / "case.yaml"
+    data = _read_yaml(path)
+    case_id = _row_id(data, 0, "fixture")
+    try:
+        row = FixtureRow.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            field, message = _describe(error)
+            lines.append(f"{path}: case {case_id}: {field}: {message}")
+        raise CaseFileError(lines) from None
+    problems = [f"{path}: case {row.id}: {text}" for _, text in fixture_row_problems(row, directory.name)]
+    if not (directory / "repo").is_dir():
+        problems.append(f"{path}: case {row.id}: repo: expected a directory {directory / 'repo'}")
+    if problems:
+        raise CaseFileError(problems)
+    return Case(
+        id=row.id,
+        origin="fixture",
+        control=row.control,
+        provider=row.provider,
+        change=row.change,
+        install=tuple(row.install),
+        test_cmd=row.test_cmd,
+        tests_require_network=row.tests_require_network,
+        ground_truth=row.ground_truth,
+        review=row.review,
+        source=str(directory / "repo"),
+    )
+
+
+def load_fixtures(root: Path | str) -> list[Case]:
+    """Every fixture under ``root`` (sorted by directory name), all problems reported together."""
+    root = Path(root)
+    if not root.is_dir():
+        raise CaseFileError([f"{root}: no fixtures directory"])
+    cases: list[Case] = []
+    problems: list[str] = []
+    for directory in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        try:
+            cases.append(load_fixture(directory))
+        except CaseFileError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise CaseFileError(problems)
+    return cases

@@ -1,0 +1,152 @@
+"""Where a case lives on disk, and the check that nothing above it captures its suite.
+
+Layout under the work root (``--bench-work``, by default ``<system temp>/obelize-bench-<uid>``)::
+
+    <root>/<round>/<case>/            the checkout
+    <root>/<round>/<case>.logs/       step logs; artefacts/ below it
+    <root>/home/<round>/<case>/       the HOME every step of the case sees
+    <root>/tmp/<round>/<case>/        the TMPDIR of its sandboxed steps
+
+Logs and HOME sit outside the checkout so nothing the harness writes is seen by obelize or by the
+repository's suite.  A rerun of a case starts clean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_obelize_bench._util.case_error import CaseError
+
+#: Files that make pytest (or a packaging tool) treat a directory above the checkout as the
+#: project: pytest searches upward for its rootdir and conftest files.
+ANCESTOR_CONFIGS: tuple[str, ...] = (
+    "pyproject.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "setup.py",
+    "conftest.py",
+)
+
+#: Names under the work root the harness keeps for itself; no round may be called so.
+RESERVED_ROUND_LABELS = frozenset({"home", "tmp", "uv-cache", "git-cache"})
+
+_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def default_work_root() -> Path:
+    """``<system temp>/obelize-bench-<uid>``: outside any project, so no config above captures a
+    suite, and the user's own, so two users of one machine never share (or delete) a checkout."""
+    uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    return Path(tempfile.gettempdir()) / f"obelize-bench-{uid}"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The directories of one case in one round."""
+
+    root: Path
+    checkout: Path
+    logs: Path
+    home: Path
+    artefacts: Path
+    tmp: Path
+
+
+def safe_component(text: str, what: str) -> str:
+    """``text`` if it is one plain path component (no separator, not hidden, not ``..``)."""
+    if not isinstance(text, str) or not _COMPONENT.fullmatch(text) or text.endswith(".logs"):
+        raise ValueError(
+            f"{what} {text!r} is not a safe directory name: use letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit, not ending in '.logs'"
+        )
+    return text
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, symlink or directory tree, including read-only parts a suite left."""
+
+    def retry(function: Callable[[str], object], target: str, _error: BaseException) -> None:
+        parent = os.path.dirname(target)
+        for each in (parent, target):
+            with contextlib.suppress(OSError):
+                os.chmod(each, os.stat(each).st_mode | stat.S_IRWXU)
+        function(target)
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path, onexc=retry)
+
+
+def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
+    """The case's directories, emptied: logs, artefacts and HOME created, the checkout absent.
+
+    A rerun starts clean, so nothing of an earlier run (a checkout, a log, a cache in HOME) can
+    reach this one.  The checkout is left for the fetch (or the fixture copy) to create.
+    """
+    safe_component(case_id, "case id")
+    safe_component(round_label, "round label")
+    if round_label in RESERVED_ROUND_LABELS:
+        raise ValueError(f"round label {round_label!r} is reserved for the work root's own use")
+    root = Path(root)
+    round_dir = root / round_label
+    space = Workspace(
+        root=root,
+        checkout=round_dir / case_id,
+        logs=round_dir / f"{case_id}.logs",
+        home=root / "home" / round_label / case_id,
+        artefacts=round_dir / f"{case_id}.logs" / "artefacts",
+        tmp=root / "tmp" / round_label / case_id,
+    )
+    for path in (space.checkout, space.logs, space.home, space.tmp):
+        _remove(path)
+    for path in (space.logs, space.artefacts, space.home, space.tmp):
+        path.mkdir(parents=True, exist_ok=True)
+    return space
+
+
+def remove_checkout(root: Path, round_label: str, case_id: str) -> bool:
+    """Remove a finished case's checkout (its venv is inside it); the logs stay. True if removed."""
+    safe_component(case_id, "case id")
+    safe_component(round_label, "round label")
+    checkout = Path(root) / round_label / case_id
+    if not checkout.exists() and not checkout.is_symlink():
+        return False
+    _remove(checkout)
+    return True
+
+
+def isolation_problems(checkout: Path) -> list[str]:
+    """Every ancestor config above ``checkout``, nearest first, as ``"<name> (<n> level(s) up)"``.
+
+    Level 1 is the checkout's parent.  A config inside the checkout itself is the repository's
+    own and fine.
+    """
+    problems = []
+    for level, parent in enumerate(Path(checkout).resolve().parents, start=1):
+        for name in ANCESTOR_CONFIGS:
+            if (parent / name).is_file():
+                problems.append(f"{name} ({level} level(s) up)")
+    return problems
+
+
+def check_isolation(checkout: Path) -> None:
+    """Raise ``work_root_not_isolated`` when a config above the checkout would capture its suite."""
+    problems = isolation_problems(checkout)
+    if problems:
+        raise CaseError(
+            "isolation",
+            "work_root_not_isolated",
+            "; ".join(problems) + ": pytest searches upward and would run the suite under that project; "
+            "move the work root outside any project with --bench-work",
+        )

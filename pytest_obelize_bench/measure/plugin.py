@@ -1,0 +1,344 @@
+"""The pytest side of the two other measurements: ``--bench-gate1`` and ``--bench-dryrun=PACK``.
+
+Registered from the main plugin; import-light like it (only pytest at import).  Each repository
+of the frame is one item; the worker hands its record over on the report as a JSON string, and
+the controller publishes the frame's records and its block only when every repository of the
+frame produced one: a ``-k`` run, an interrupted run or a fixture frame publishes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_obelize_bench.measure.outcome import MEASURE_OUTCOME_KEY
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.measure.frame import Frame, FrameRepository
+    from pytest_obelize_bench.measure.labels import AnswerKey
+    from pytest_obelize_bench.measure.staging import MeasureContext
+
+OPTION_GATE1 = "--bench-gate1"
+OPTION_DRYRUN = "--bench-dryrun"
+OPTION_FRAME = "--bench-frame"
+DEFAULT_GATE1_FRAME = "cases/gate1/sample.yaml"
+
+FRAME_KEY = pytest.StashKey["Frame"]()
+KEYS_KEY = pytest.StashKey["dict[str, AnswerKey]"]()
+MEASURE_CONTEXT_KEY = pytest.StashKey["MeasureContext"]()
+FRAME_PATH_KEY = pytest.StashKey[Path]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("obelize-bench")
+    group.addoption(
+        OPTION_GATE1, action="store_true", help="Gate 1: obelize scan precision and recall over the labelled frame"
+    )
+    group.addoption(
+        OPTION_DRYRUN,
+        metavar="PACK",
+        help="the fix dry run of PACK over --bench-frame: blocked, none, held, partial or complete",
+    )
+    group.addoption(
+        OPTION_FRAME, metavar="FILE", help=f"the frame to measure (default for --bench-gate1: {DEFAULT_GATE1_FRAME})"
+    )
+
+
+def _mode(config: pytest.Config) -> str | None:
+    gate1, dryrun = config.getoption(OPTION_GATE1), config.getoption(OPTION_DRYRUN)
+    if gate1 and dryrun:
+        raise pytest.UsageError("--bench-gate1 and --bench-dryrun are different runs; give one of them")
+    if not (gate1 or dryrun):
+        if config.getoption(OPTION_FRAME):
+            raise pytest.UsageError("--bench-frame needs --bench-gate1 or --bench-dryrun=PACK")
+        return None
+    if config.getoption("--bench-round") is not None or config.getoption("--fixtures-only"):
+        raise pytest.UsageError("--bench-gate1 and --bench-dryrun do not combine with --bench-round or --fixtures-only")
+    return "gate1" if gate1 else "dryrun"
+
+
+def _path(config: pytest.Config, text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.is_absolute():
+        return path
+    invocation = Path(config.invocation_params.dir)
+    return invocation / path if (invocation / path).exists() else Path(config.rootpath) / path
+
+
+def _pack(config: pytest.Config, mode: str) -> str:
+    from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS
+    from pytest_obelize_bench.measure.gate1_items import GATE1_PACK
+
+    if mode == "gate1":
+        return GATE1_PACK
+    pack = str(config.getoption(OPTION_DRYRUN))
+    if pack not in PACK_DISTRIBUTIONS:
+        raise pytest.UsageError(
+            f"--bench-dryrun: unknown pack {pack!r}; bundled packs: {', '.join(sorted(PACK_DISTRIBUTIONS))}"
+        )
+    return pack
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "labelled: a Gate 1 repository with a hand-written answer key")
+    mode = _mode(config)
+    if mode is None:
+        return
+    from pytest_obelize_bench.measure.frame import FrameError, load_frame
+    from pytest_obelize_bench.measure.labels import LabelError, load_keys
+
+    pack = _pack(config, mode)
+    frame_option = config.getoption(OPTION_FRAME)
+    if mode == "dryrun" and not frame_option:
+        raise pytest.UsageError("--bench-dryrun needs --bench-frame=FILE: the frame of repositories to plan")
+    frame_path = _path(config, frame_option or DEFAULT_GATE1_FRAME).resolve()
+    try:
+        frame = load_frame(frame_path)
+        labels = frame_path.parent / "labels"
+        keys = load_keys(labels, frame) if mode == "gate1" and labels.is_dir() else {}
+    except (FrameError, LabelError) as exc:
+        raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(exc.problems)) from None
+    if mode == "dryrun" and frame.pack is not None and frame.pack != pack:
+        raise pytest.UsageError(f"{frame_path}: the frame is drawn for {frame.pack}, not {pack}")
+    config.stash[FRAME_KEY] = frame
+    config.stash[KEYS_KEY] = keys
+    config.stash[FRAME_PATH_KEY] = frame_path
+    config.args = [str(frame_path)]
+    config.args_source = pytest.Config.ArgsSource.ARGS
+    if hasattr(config, "workerinput"):
+        from pytest_obelize_bench.measure.staging import WORKERINPUT_KEY, MeasureContext
+
+        config.stash[MEASURE_CONTEXT_KEY] = MeasureContext.from_json(config.workerinput[WORKERINPUT_KEY])
+        return
+    context = _build_context(config, mode, pack, frame_path, frame)
+    config.stash[MEASURE_CONTEXT_KEY] = context
+    config.pluginmanager.register(MeasureController(config, context, frame, keys, frame_path), "obelize-bench-measure")
+
+
+def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path, frame: Frame) -> MeasureContext:
+    from pytest_obelize_bench.isolation.gitquery import harness_provenance
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+    from pytest_obelize_bench.measure.staging import MeasureContext
+
+    work_option = config.getoption("--bench-work")
+    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
+    cache = config.getoption("--bench-repo-cache")
+    tool: dict[str, Any] | None = None
+    provenance: dict[str, Any] = {}
+    if not config.getoption("collectonly"):
+        import json
+
+        from pytest_obelize_bench.tool.info import ToolError
+        from pytest_obelize_bench.tool.venv import pack_provenance, resolve_tool
+
+        spec = config.getoption("--obelize")
+        if frame.is_fixture and spec:
+            raise pytest.UsageError(
+                "a fixture frame runs the obelize installed beside the harness; --obelize does not apply"
+            )
+        try:
+            resolved = resolve_tool(spec, tool_root=work_root / "tools")
+        except ToolError as exc:
+            raise pytest.UsageError(f"--obelize: {exc}") from None
+        tool = json.loads(resolved.to_json())
+        provenance = dict(pack_provenance(resolved, pack))
+    return MeasureContext(
+        mode=mode,
+        pack=pack,
+        frame_path=str(frame_path),
+        labels_dir=str(frame_path.parent / "labels") if mode == "gate1" else None,
+        results_dir=str(_path(config, config.getoption("--bench-results")).resolve()),
+        work_root=str(work_root),
+        project_root=str(config.rootpath),
+        repo_cache=str(Path(cache).expanduser().resolve()) if cache else None,
+        tool=tool,
+        pack_provenance=provenance,
+        harness=harness_provenance(Path(config.rootpath)),
+        run_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    from pytest_obelize_bench.measure.staging import WORKERINPUT_KEY
+
+    context = node.config.stash.get(MEASURE_CONTEXT_KEY, None)
+    if context is not None:
+        node.workerinput[WORKERINPUT_KEY] = context.to_json()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    frame_path = parent.config.stash.get(FRAME_PATH_KEY, None)
+    if frame_path is None or file_path.resolve() != frame_path:
+        return None
+    return FrameCollector.from_parent(parent, path=file_path)
+
+
+class MeasureItem(pytest.Function):
+    """One repository of the frame: a pytest Function (fixtures work) reported as its repository."""
+
+    bench_repository: FrameRepository
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"repository {self.bench_repository.full_name}"
+
+
+class FrameCollector(pytest.File):
+    """The frame file: one item per repository, in the frame's order."""
+
+    def collect(self) -> list[pytest.Item]:
+        frame = self.config.stash[FRAME_KEY]
+        keys = self.config.stash[KEYS_KEY]
+        items: list[pytest.Item] = []
+        for repo in frame.repositories:
+            item = MeasureItem.from_parent(self, name=repo.id, callobj=_measure_repository)
+            item.bench_repository = repo
+            if repo.full_name in keys:
+                item.add_marker("labelled")
+            items.append(item)
+        return items
+
+
+def _measure_repository(request: pytest.FixtureRequest) -> None:
+    """The body of every measurement item."""
+    config = request.config
+    context = config.stash[MEASURE_CONTEXT_KEY]
+    frame_dir = config.stash[FRAME_PATH_KEY].parent
+    item = request.node
+    assert isinstance(item, MeasureItem), "only the frame's items use this body"
+    repo = item.bench_repository
+    if context.mode == "gate1":
+        from pytest_obelize_bench.measure import gate1_items
+
+        key = config.stash[KEYS_KEY].get(repo.full_name)
+        gate1_items.run_item(item, repo, context, frame_dir, key)
+    else:
+        from pytest_obelize_bench.measure import dryrun_items
+
+        dryrun_items.run_item(item, repo, context, frame_dir)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    outcome = item.stash.get(MEASURE_OUTCOME_KEY, None)
+    if call.when == "call" and outcome is not None:
+        # Plain attributes of the report: xdist serializes them to the controller.
+        report.bench_measure = outcome.record_json
+        report.bench_measure_status = list(outcome.status)
+        if outcome.counts:
+            report.bench_measure_counts = outcome.counts
+        item.user_properties.append(("outcome", outcome.status[0]))
+    return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    shown = getattr(report, "bench_measure_status", None)
+    if shown is None or report.when != "call" or not report.passed:
+        return None
+    category, letter, word = shown
+    return str(category), str(letter), str(word)
+
+
+class MeasureController:
+    """The controller's side: collect the records, publish a whole frame, print the figures."""
+
+    def __init__(
+        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
+    ) -> None:
+        self.config = config
+        self.context = context
+        self.frame = frame
+        self.keys = keys
+        self.frame_path = frame_path
+        self.records: dict[str, Any] = {}
+        self.counts: list[str] = []
+        self.unreadable: list[str] = []
+        self.lines: list[str] = []
+
+    def _parse(self, text: str) -> Any:
+        from pytest_obelize_bench.measure import dryrun_items, gate1_items
+
+        return (gate1_items if self.context.mode == "gate1" else dryrun_items).parse_record(text)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = getattr(report, "bench_measure", None)
+        if text is None:
+            return
+        try:
+            record = self._parse(text)
+        except ValueError as exc:
+            self.unreadable.append(f"{report.nodeid}: {str(exc).splitlines()[0]}")
+            return
+        self.records[record.full_name] = record
+        counts = getattr(report, "bench_measure_counts", None)
+        if counts:
+            self.counts.append(counts)
+
+    def _frame_label(self) -> str:
+        try:
+            return self.frame_path.relative_to(Path(self.config.rootpath).resolve()).as_posix()
+        except ValueError:
+            return self.frame_path.name
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.records:
+            return
+        wanted = [repo.full_name for repo in self.frame.repositories]
+        if self.context.mode == "gate1":
+            from pytest_obelize_bench.measure.gate1_items import pooled_lines
+
+            self.lines = pooled_lines(self.keys, self.records)
+        else:
+            from pytest_obelize_bench.measure.dryrun_items import outcome_line
+
+            self.lines = [outcome_line(self.records)]
+        if self.frame.is_fixture:
+            self.lines.append("fixture frame: nothing written under results/")
+            return
+        missing = [name for name in wanted if name not in self.records]
+        if missing:
+            self.lines.append(
+                f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, "
+                "and a partial run is never published"
+            )
+            return
+        write_block = not self.config.getoption("--bench-no-summary")
+        try:
+            if self.context.mode == "gate1":
+                from pytest_obelize_bench.measure.gate1_items import publish
+
+                self.lines += publish(
+                    self.context,
+                    self.frame,
+                    self.keys,
+                    self.records,
+                    frame_label=self._frame_label(),
+                    write_block=write_block,
+                )
+            else:
+                from pytest_obelize_bench.measure.dryrun_items import publish as publish_dryrun
+
+                self.lines += publish_dryrun(
+                    self.context, self.frame, self.records, frame_label=self._frame_label(), write_block=write_block
+                )
+        except (OSError, ValueError) as exc:
+            self.lines.append(f"not published: {str(exc).splitlines()[0]}")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.records and not self.unreadable:
+            return
+        terminalreporter.write_sep(
+            "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
+        )
+        for line in sorted(self.counts):
+            terminalreporter.write_line(line)
+        for line in self.lines:
+            terminalreporter.write_line(line)
+        for problem in self.unreadable:
+            terminalreporter.write_line(f"unreadable record: {problem}", red=True)

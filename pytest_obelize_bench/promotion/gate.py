@@ -1,0 +1,195 @@
+"""``obelize-bench gate``: the promotion decision as a command a CI job can gate on.
+
+Reads the policy and the runs (``evidence``), decides each candidate (``promotion.decide``),
+writes one decision document per candidate to ``results/decisions/<date>-<candidate>.json`` and
+prints a short table. Exit status: 0 when a candidate is promoted, 1 when every candidate is
+rejected, 3 when the evidence cannot decide, 2 when the input cannot be used at all (a policy
+or run that cannot be read, or a policy that changed after these runs were judged), in which
+case nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
+from pytest_obelize_bench.promotion.decision import (
+    DECISION_SCHEMA_VERSION,
+    Decision,
+    PolicyError,
+    decide,
+    load_policy,
+    pareto_front,
+    policy_changed,
+)
+from pytest_obelize_bench.records.evidence import (
+    EvidenceError,
+    RunEvidence,
+    read_decision_documents,
+    read_run,
+    resolve_run,
+)
+
+__all__ = ["DECISIONS_FOLDER", "EXIT_CODES", "run_gate"]
+
+DECISIONS_FOLDER = "decisions"
+MAX_POLICY_BYTES = 256 * 1024
+EXIT_CODES = {"promote": 0, "reject": 1, "insufficient_evidence": 3}
+EXIT_UNUSABLE = 2
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _rows_per_case(cases_path: Path) -> dict[str, int]:
+    """Each key's row count, for rows migrated; no case file means the figure is unknown."""
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.grading.grade import expected_rows
+
+    if not cases_path.exists():
+        return {}
+    case_file = load_case_file(cases_path)
+    return {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
+
+
+def _name(run: RunEvidence) -> str:
+    return _UNSAFE.sub("-", run.run_id).strip("-.") or "candidate"
+
+
+def _document(
+    decision: Decision,
+    *,
+    incumbent: RunEvidence,
+    candidate: RunEvidence,
+    policy_path: Path,
+    policy_sha: str,
+    policy_values: dict[str, Any],
+    evaluated_at: datetime,
+    front: list[str],
+    considered: list[str],
+) -> dict[str, Any]:
+    return {
+        **decision.as_dict(),
+        "schema_version": DECISION_SCHEMA_VERSION,
+        "kind": "obelize-bench promotion decision",
+        "evaluated_at": evaluated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "policy": {"path": str(policy_path), "values": policy_values},
+        "policy_sha256": policy_sha,
+        "incumbent": incumbent.identity(),
+        "candidate": candidate.identity(),
+        "pareto_front": front,
+        "variants_considered": considered,
+    }
+
+
+def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
+    def cost(value: float | None) -> str:
+        return "--" if value is None else f"{value:.1f}s"
+
+    def rows(value: float | None) -> str:
+        return "--" if value is None else f"{value:g}"
+
+    lines = []
+    if decisions:
+        inc = decisions[0].incumbent_figures
+        lines.append(
+            f"incumbent  {inc.label}: verified_success {inc.rate.format()}, rows {rows(inc.rows_migrated)}, "
+            f"runtime {cost(inc.cost_seconds)}"
+        )
+    header = f"{'candidate':<28} {'decision':<22} {'verified_success':<26} {'rows':>6} {'runtime':>9}  failed rules"
+    lines.append(header)
+    for d in decisions:
+        c = d.candidate_figures
+        failed = ", ".join(dict.fromkeys(r.rule for r in d.failed)) or "--"
+        lines.append(
+            f"{d.candidate:<28} {d.outcome:<22} {c.rate.format():<26} "
+            f"{rows(c.rows_migrated):>6} {cost(c.cost_seconds):>9}  {failed}"
+        )
+    for d in decisions:
+        for r in d.failed:
+            lines.append(f"  {d.candidate}: {r.rule}: {r.text}")
+    lines.append("pareto front (rate, rows up; runtime down): " + (", ".join(front) or "--"))
+    return lines
+
+
+def _label(run_id: str, spec: str, taken: set[str]) -> str:
+    label = run_id if run_id not in taken else spec
+    taken.add(label)
+    return label
+
+
+def run_gate(
+    policy_path: Path,
+    incumbent_spec: str,
+    candidate_specs: Sequence[str],
+    *,
+    results_dir: Path,
+    cases_path: Path,
+    out: TextIO,
+    now: datetime | None = None,
+) -> int:
+    """Decide every candidate, write the decision documents, print the table; the exit status."""
+    from pytest_obelize_bench.casefile.cases import CaseFileError
+
+    moment = now or datetime.now(UTC)
+    try:
+        policy, policy_sha = load_policy(read_untrusted(policy_path, MAX_POLICY_BYTES), str(policy_path))
+        rows = _rows_per_case(cases_path)
+        taken: set[str] = set()
+        specs = [incumbent_spec, *candidate_specs]
+        loaded = []
+        for spec in specs:
+            run = read_run(resolve_run(spec, results_dir), spec, rows)
+            loaded.append(replace(run, label=_label(run.run_id, spec, taken)))
+        prior = [data for _, data in read_decision_documents(Path(results_dir) / DECISIONS_FOLDER)]
+    except (PolicyError, EvidenceError, UntrustedFileError) as exc:
+        print(f"obelize-bench gate: {exc}", file=out)
+        return EXIT_UNUSABLE
+    except CaseFileError as exc:
+        print(f"obelize-bench gate: {exc.problems[0] if exc.problems else cases_path}", file=out)
+        return EXIT_UNUSABLE
+    incumbent, candidates = loaded[0], loaded[1:]
+    for candidate in candidates:
+        refusal = policy_changed(prior, policy_sha, incumbent.run_id, candidate.run_id)
+        if refusal is not None:
+            print(f"obelize-bench gate: refused: {policy_path}: {refusal}", file=out)
+            return EXIT_UNUSABLE
+    decisions = [decide(policy, incumbent, candidate, now=moment) for candidate in candidates]
+    figures = [decisions[0].incumbent_figures, *(d.candidate_figures for d in decisions)] if decisions else []
+    front = pareto_front(figures)
+    considered = [f.label for f in figures]
+    folder = Path(results_dir) / DECISIONS_FOLDER
+    written: list[Path] = []
+    for decision, candidate in zip(decisions, candidates, strict=True):
+        document = _document(
+            decision,
+            incumbent=incumbent,
+            candidate=candidate,
+            policy_path=policy_path,
+            policy_sha=policy_sha,
+            policy_values=policy.model_dump(mode="json"),
+            evaluated_at=moment,
+            front=front,
+            considered=considered,
+        )
+        stem = f"{moment.strftime('%Y-%m-%d')}-{_name(candidate)}"
+        path = folder / f"{stem}.json"
+        copy = 2
+        while path in written:  # two candidates with one run id (from different rounds)
+            path, copy = folder / f"{stem}-{copy}.json", copy + 1
+        write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        written.append(path)
+    for line in _table(decisions, front):
+        print(line, file=out)
+    for path in written:
+        print(f"decision written: {path}", file=out)
+    outcomes = {d.outcome for d in decisions}
+    if "promote" in outcomes:
+        return EXIT_CODES["promote"]
+    if "insufficient_evidence" in outcomes:
+        return EXIT_CODES["insufficient_evidence"]
+    return EXIT_CODES["reject"]

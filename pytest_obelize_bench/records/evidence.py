@@ -1,0 +1,287 @@
+"""Reading a run's evidence for a decision: its ``run.json``, its records, its graded facts.
+
+A run is a session's folder, ``results/round-N/runs/<run-id>/``::
+
+    run.json                      the manifest: selection, cases expected and recorded, tool, pins,
+                                  interpreter policy, sandbox, harness, start and end, interrupted
+    <case>.json                   the first (or only) attempt of a case
+    <case>.attempt-N.json         attempt N > 1 under --bench-repeat
+    artefacts/<same name>         the attempt's graded facts, when they were kept
+
+Everything in it is untrusted input that could have been edited or planted: every file is read
+bounded and never through a symlink (``safe_io``), a symlinked record or folder
+refuses the whole run, a record whose file name disagrees with its case or attempt is refused,
+and every problem is one ``EvidenceError`` line naming the file and the field. The manifest model
+tolerates fields it does not know and fields that are missing: a missing fact is left for the
+decision to call insufficient, never guessed here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
+from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
+from pytest_obelize_bench.grading.record import (
+    RecordError,
+    parse_record,
+    read_round_attempts,
+    record_file_name,
+)
+from pytest_obelize_bench.grading.repeatability import AttemptFacts, attempt_facts
+
+__all__ = [
+    "MANIFEST_NAME",
+    "EvidenceError",
+    "RunEvidence",
+    "RunManifest",
+    "read_decision_documents",
+    "read_round_facts",
+    "read_run",
+    "resolve_run",
+]
+
+MANIFEST_NAME = "run.json"
+ARTEFACTS_FOLDER = "artefacts"
+MAX_MANIFEST_BYTES = 1024 * 1024
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+MAX_ARTEFACTS_BYTES = 20 * 1024 * 1024
+MAX_DECISION_BYTES = 4 * 1024 * 1024
+#: More entries than any real round could write: a folder past it is refused, not walked.
+MAX_ENTRIES = 20_000
+
+_RUN_SPEC = re.compile(r"(?:round-)?([1-9][0-9]*):([A-Za-z0-9][A-Za-z0-9._-]{0,127})")
+
+
+class EvidenceError(ValueError):
+    """Evidence that cannot be used: one line, naming the file and what is wrong with it."""
+
+
+class RunManifest(BaseModel):
+    """``run.json``: what the session says about itself. Unknown fields are ignored, all optional."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    run_id: str | None = None
+    #: The run id as ``runs.RunManifest`` writes it.
+    run: str | None = None
+    round: int | None = None
+    selection: Any = None
+    cases_expected: list[str] | None = None
+    cases_recorded: list[str] | None = None
+    complete: bool | None = None
+    interrupted: bool | None = None
+    tool: dict[str, Any] | None = None
+    exclude_newer: str | None = None
+    interpreter_policy: str | None = None
+    sandbox: Any = None
+    harness_version: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    repeat: int | None = None
+
+    def tool_field(self, name: str) -> str | None:
+        value = (self.tool or {}).get(name)
+        return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    """One run as read: its manifest (None when it has no ``run.json``) and every attempt."""
+
+    label: str
+    path: str
+    run_id: str
+    manifest: RunManifest | None
+    attempts: tuple[AttemptFacts, ...]
+
+    @property
+    def tool_version(self) -> str | None:
+        return None if self.manifest is None else self.manifest.tool_field("version")
+
+    def identity(self) -> dict[str, Any]:
+        """How a decision document names this run."""
+        manifest = self.manifest
+        return {
+            "label": self.label,
+            "path": self.path,
+            "run_id": self.run_id,
+            "tool_version": self.tool_version,
+            "tool_commit": None if manifest is None else manifest.tool_field("commit"),
+            "pack_sha256": None if manifest is None else manifest.tool_field("pack_sha256"),
+            "started_at": None if manifest is None else manifest.started_at,
+            "ended_at": None if manifest is None else manifest.ended_at,
+        }
+
+
+def resolve_run(spec: str, results_dir: Path) -> Path:
+    """A run named as a folder, or as ``round-N:RUN_ID`` / ``N:RUN_ID`` under ``results_dir``."""
+    match = _RUN_SPEC.fullmatch(spec)
+    if match is not None:
+        return Path(results_dir) / f"round-{match.group(1)}" / "runs" / match.group(2)
+    return Path(spec)
+
+
+def _real_folder(path: Path, what: str) -> None:
+    try:
+        kind = entry_kind(path)
+    except OSError as exc:
+        raise EvidenceError(f"{path}: {what} cannot be inspected: {exc.strerror or exc}") from None
+    if kind == "missing":
+        raise EvidenceError(f"{path}: {what} does not exist")
+    if kind == "symlink":
+        raise EvidenceError(f"{path}: {what} is a symlink; refused")
+    if kind != "directory":
+        raise EvidenceError(f"{path}: {what} is not a folder")
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    found = []
+    try:
+        with os.scandir(folder) as iterator:
+            for entry in iterator:
+                found.append(entry)
+                if len(found) > MAX_ENTRIES:
+                    raise EvidenceError(f"{folder}: more than {MAX_ENTRIES} entries; refused")
+    except OSError as exc:
+        raise EvidenceError(f"{folder}: cannot be listed: {exc.strerror or exc}") from None
+    return sorted(found, key=lambda entry: entry.name)
+
+
+def _read_text(path: Path, cap: int) -> str:
+    try:
+        return read_untrusted_text(path, cap)
+    except UntrustedFileError as exc:
+        raise EvidenceError(str(exc)) from None
+
+
+def _read_json(path: Path, cap: int) -> dict[str, Any]:
+    try:
+        return read_untrusted_json(path, cap)
+    except UntrustedFileError as exc:
+        raise EvidenceError(str(exc)) from None
+
+
+def _read_manifest(path: Path) -> RunManifest:
+    data = _read_json(path, MAX_MANIFEST_BYTES)
+    try:
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise EvidenceError(f"{path}: field {field}: {first['msg']}") from None
+
+
+def _read_artefacts(folder: Path, name: str) -> Artefacts | None:
+    path = folder / name
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise EvidenceError(f"{path}: cannot be inspected: {exc.strerror or exc}") from None
+    text = _read_text(path, MAX_ARTEFACTS_BYTES)
+    try:
+        return artefacts_from_json(text, str(path))
+    except ValueError as exc:
+        raise EvidenceError(str(exc).splitlines()[0]) from None
+
+
+def read_run(path: Path, label: str, rows_per_case: Mapping[str, int]) -> RunEvidence:
+    """Read one run folder; ``rows_per_case`` is each key's row count (for rows migrated).
+
+    Raises ``EvidenceError`` on anything hostile or malformed. A run with no ``run.json`` reads
+    with ``manifest`` None: the decision, not the reader, says what that means.
+    """
+    folder = Path(path)
+    _real_folder(folder, "run folder")
+    entries = _entries(folder)
+    artefacts_folder: Path | None = None
+    if any(entry.name == ARTEFACTS_FOLDER for entry in entries):
+        artefacts_folder = folder / ARTEFACTS_FOLDER
+        _real_folder(artefacts_folder, "graded-facts folder")
+    manifest: RunManifest | None = None
+    attempts: list[AttemptFacts] = []
+    seen: set[tuple[str, int]] = set()
+    for entry in entries:
+        entry_path = folder / entry.name
+        if not entry.name.endswith(".json") or entry.name == "summary.json":
+            continue
+        if entry.is_symlink():
+            raise EvidenceError(f"{entry_path}: a symlinked record is refused")
+        if entry.name == MANIFEST_NAME:
+            manifest = _read_manifest(entry_path)
+            continue
+        text = _read_text(entry_path, MAX_RECORD_BYTES)
+        try:
+            record = parse_record(text, str(entry_path))
+        except RecordError as exc:
+            raise EvidenceError(str(exc).splitlines()[0]) from None
+        expected_name = record_file_name(record.case, record.attempt)
+        if entry.name != expected_name:
+            raise EvidenceError(
+                f"{entry_path}: holds case {record.case!r} attempt {record.attempt_number}, "
+                f"whose file is {expected_name}; refused"
+            )
+        key = (record.case, record.attempt_number)
+        if key in seen:
+            raise EvidenceError(f"{entry_path}: case {record.case!r} attempt {record.attempt_number} appears twice")
+        seen.add(key)
+        artefacts = None if artefacts_folder is None else _read_artefacts(artefacts_folder, entry.name)
+        attempts.append(attempt_facts(record, rows_total=rows_per_case.get(record.case), artefacts=artefacts))
+    named = None if manifest is None else (manifest.run_id or manifest.run)
+    run_id = named or folder.name
+    return RunEvidence(
+        label=label,
+        path=str(folder),
+        run_id=run_id,
+        manifest=manifest,
+        attempts=tuple(sorted(attempts, key=lambda a: (a.case, a.attempt))),
+    )
+
+
+def read_round_facts(folder: Path, rows_per_case: Mapping[str, int]) -> list[AttemptFacts]:
+    """Every attempt in a published round folder, with its graded facts when they were kept.
+
+    The records are read as the round's own readers read them (``record.read_round_attempts``);
+    the graded facts beside them are read here, bounded and never through a link.
+    """
+    folder = Path(folder)
+    artefacts_folder = folder / ARTEFACTS_FOLDER
+    with_facts = artefacts_folder.is_dir() and not artefacts_folder.is_symlink()
+    facts = []
+    for case, records in sorted(read_round_attempts(folder).items()):
+        for record in records:
+            name = record_file_name(case, record.attempt)
+            artefacts = _read_artefacts(artefacts_folder, name) if with_facts else None
+            facts.append(attempt_facts(record, rows_total=rows_per_case.get(case), artefacts=artefacts))
+    return facts
+
+
+def read_decision_documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every decision document in ``results/decisions/`` (an absent folder holds none).
+
+    Read as untrusted like the runs: a symlinked or oversized document is refused.
+    """
+    folder = Path(folder)
+    try:
+        os.lstat(folder)
+    except FileNotFoundError:
+        return []
+    _real_folder(folder, "decisions folder")
+    documents = []
+    for entry in _entries(folder):
+        if not entry.name.endswith(".json"):
+            continue
+        path = folder / entry.name
+        if entry.is_symlink():
+            raise EvidenceError(f"{path}: a symlinked decision document is refused")
+        documents.append((path, _read_json(path, MAX_DECISION_BYTES)))
+    return documents

@@ -1,0 +1,186 @@
+"""Publishing a run as its round (the check that it still holds is ``publication_note``).
+
+The published round is ``results/round-N/<id>.json`` for the cases of the file, the round's
+artefacts, ``publication.json`` (which run, and the sha256 of every record it published) and the
+round's block. It is written only from one complete run with one tool, and only without
+infrastructure errors unless the caller allows them (the document then says how many).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.grading.record import RecordError, parse_record, repeat_stems
+from pytest_obelize_bench.records.publication_note import (
+    Publication,
+    expected_cases,
+    sha256_text,
+)
+from pytest_obelize_bench.records.published import (
+    ARTEFACTS_DIR,
+    PUBLICATION_NAME,
+    names_in,
+    read_bounded_text,
+)
+from pytest_obelize_bench.records.runs import (
+    IMPORTED_KIND,
+    incomplete_reasons,
+    infrastructure_errors,
+    read_manifest,
+    read_run_records,
+    run_folder,
+    tool_label,
+    utc_now,
+)
+
+ARTEFACT_CAP_BYTES = 5 << 20
+
+
+@dataclass
+class Outcome:
+    """What a publication attempt did: published or not, and the lines that say why."""
+
+    published: bool
+    lines: list[str] = field(default_factory=list)
+
+
+def publish_run(
+    results: Path,
+    case_file: CaseFile,
+    round_number: int,
+    run_id: str,
+    *,
+    allow_infrastructure_errors: bool = False,
+) -> Outcome:
+    """Publish run ``run_id``'s records as round ``round_number``, or say why it may not be.
+
+    The results document is the caller's to rewrite afterwards (``summary.roundfiles.publish_round``):
+    records sit below the report, so publishing never renders it.
+    """
+    results = Path(results)
+    folder = run_folder(results, round_number, run_id)
+    try:
+        manifest = read_manifest(folder)
+    except RecordError as exc:
+        return Outcome(False, [f"run {run_id} is not published: {str(exc).splitlines()[0]}"])
+    ids = [case.id for case in case_file.cases]
+    found = read_run_records(folder, ids)
+    reasons = [*found.problems]
+    if manifest.round != round_number:
+        reasons.append(f"it is a run of round {manifest.round}")
+    if manifest.kind == IMPORTED_KIND:
+        reasons.append("it is an imported run, published when it was imported")
+    reasons.extend(incomplete_reasons(manifest, found.records, expected_cases(case_file, round_number)))
+    infra = infrastructure_errors(found.records)
+    if infra and not allow_infrastructure_errors:
+        reasons.append(
+            f"{len(infra)} case(s) errored for infrastructure reasons ({', '.join(infra[:5])}); "
+            "rerun them with --bench-rerun=errors, or pass --bench-publish-with-infra-errors"
+        )
+    if reasons:
+        return Outcome(False, [f"run {run_id} is not published: " + "; ".join(reasons), f"run folder: {folder}"])
+
+    round_folder = results / f"round-{round_number}"
+    artefacts = round_folder / ARTEFACTS_DIR
+    for case_id in ids:
+        target = round_folder / f"{case_id}.json"
+        if case_id in found.texts:
+            write_atomically(target, found.texts[case_id])
+        elif target.is_file() or target.is_symlink():
+            target.unlink()
+        source = folder / ARTEFACTS_DIR / f"{case_id}.json"
+        facts = artefacts / f"{case_id}.json"
+        if case_id in found.texts and source.is_file() and not source.is_symlink():
+            write_atomically(facts, read_bounded_text(source, ARTEFACT_CAP_BYTES))
+        elif facts.is_file() or facts.is_symlink():
+            facts.unlink()
+    repeats = _copy_repeats(folder, round_folder, set(found.texts))
+    note = Publication(
+        round=round_number,
+        run=run_id,
+        published_at=utc_now(),
+        records={case: sha256_text(text) for case, text in sorted(found.texts.items())},
+        repeats=repeats,
+        infrastructure_errors=len(infra),
+        with_infrastructure_errors=bool(infra),
+    )
+    write_atomically(round_folder / PUBLICATION_NAME, note.to_json())
+    lines = [f"run {run_id} published as round {round_number}: {len(found.texts)} records in {round_folder}"]
+    if infra:
+        lines.append(f"published with {len(infra)} infrastructure error(s), as --bench-publish-with-infra-errors asked")
+    return Outcome(True, lines)
+
+
+def _copy_repeats(run: Path, round_folder: Path, cases: set[str]) -> dict[str, str]:
+    """Copy the run's repeats of the published cases (and their graded facts) into the round,
+    removing the round's earlier ones; the stems published, with their sha256."""
+    for stem in repeat_stems(names_in(round_folder)):
+        (round_folder / f"{stem}.json").unlink(missing_ok=True)
+        (round_folder / ARTEFACTS_DIR / f"{stem}.json").unlink(missing_ok=True)
+    published: dict[str, str] = {}
+    for stem in sorted(repeat_stems(names_in(run), cases)):
+        source = run / f"{stem}.json"
+        if source.is_symlink() or not source.is_file():
+            continue
+        text = read_bounded_text(source)
+        write_atomically(round_folder / f"{stem}.json", text)
+        published[stem] = sha256_text(text)
+        facts = run / ARTEFACTS_DIR / f"{stem}.json"
+        if facts.is_file() and not facts.is_symlink():
+            write_atomically(
+                round_folder / ARTEFACTS_DIR / f"{stem}.json", read_bounded_text(facts, ARTEFACT_CAP_BYTES)
+            )
+    return published
+
+
+__all__ = [
+    "Outcome",
+    "publish_run",
+    "record_imported_round",
+]
+
+
+def record_imported_round(results: Path, round_number: int, run_id: str, note: str) -> Outcome:
+    """Give records imported from elsewhere (round 1, from the upstream harness) a run and a
+    publication note, leaving every record file as it is."""
+    from pytest_obelize_bench.records.runs import RunManifest, write_manifest
+
+    round_folder = Path(results) / f"round-{round_number}"
+    texts: dict[str, str] = {}
+    for path in sorted(round_folder.glob("*.json")):
+        if path.name in (PUBLICATION_NAME, "summary.json"):
+            continue
+        text = read_bounded_text(path)
+        texts[path.stem] = text
+    records = {case: parse_record(text, case) for case, text in texts.items()}
+    refused = [case for case, record in records.items() if record.case != case]
+    if refused:
+        return Outcome(False, [f"round {round_number}: record files named for another case: {', '.join(refused)}"])
+    runs = sorted({r.provenance.run_at for r in records.values() if r.provenance.run_at})
+    manifest = RunManifest(
+        run=run_id,
+        round=round_number,
+        kind=IMPORTED_KIND,
+        note=note,
+        cases_expected=sorted(records),
+        cases_recorded=sorted(records),
+        tools_recorded=sorted({tool_label(r) for r in records.values()}),
+        started_at=runs[0] if runs else None,
+        ended_at=runs[-1] if runs else None,
+    )
+    write_manifest(run_folder(results, round_number, run_id), manifest)
+    infra = infrastructure_errors(records)
+    publication = Publication(
+        round=round_number,
+        run=run_id,
+        kind=IMPORTED_KIND,
+        published_at=runs[-1] if runs else None,
+        records={case: sha256_text(text) for case, text in texts.items()},
+        infrastructure_errors=len(infra),
+        with_infrastructure_errors=bool(infra),
+    )
+    write_atomically(round_folder / PUBLICATION_NAME, publication.to_json())
+    return Outcome(True, [f"round {round_number}: {len(texts)} imported records recorded as run {run_id}"])

@@ -1,0 +1,179 @@
+"""The note that says which run a round was published from, and the check that it still holds.
+
+``publication.json`` names the run and the sha256 of every record (and repeat) it published.
+``publication_problems`` reads the round folder and the run back and lists every way the
+published files are not exactly one complete run's: the check ``summarize --check`` runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.grading.record import RecordError, repeat_stems
+from pytest_obelize_bench.records.published import (
+    PUBLICATION_NAME,
+    PublishedRound,
+    names_in,
+    read_bounded_text,
+)
+from pytest_obelize_bench.records.runs import (
+    IMPORTED_KIND,
+    RunManifest,
+    incomplete_reasons,
+    infrastructure_errors,
+    read_manifest,
+    read_run_records,
+    run_folder,
+)
+
+
+class Publication(BaseModel):
+    """``publication.json``: the run a round's records were published from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    round: int
+    run: str
+    kind: Literal["session", "imported"] = "session"
+    published_at: str | None = None
+    records: dict[str, str]
+    #: The repeats (``--bench-repeat``) published beside the records: file stem to sha256.
+    repeats: dict[str, str] = {}
+    infrastructure_errors: int = 0
+    with_infrastructure_errors: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def expected_cases(case_file: CaseFile, round_number: int) -> list[str]:
+    """The cases a complete run of this round must record: the file's, retired ones aside."""
+    return sorted(case.id for case in case_file.cases if case.retired is None or case.retired.round > round_number)
+
+
+def read_publication(round_folder: Path) -> Publication | None:
+    """The round's publication note, None when there is none; RecordError when it is unreadable."""
+    path = Path(round_folder) / PUBLICATION_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    text = read_bounded_text(path)
+    try:
+        return Publication.model_validate_json(text)
+    except ValueError as exc:
+        raise RecordError(f"{path}: not a publication note: {str(exc).splitlines()[0]}") from None
+
+
+def _repeat_problems(round_folder: Path, note: Publication, label: str) -> list[str]:
+    """The round's repeat files must be exactly the ones the note published, byte for byte."""
+    on_disk = repeat_stems(names_in(round_folder), set(note.records))
+    problems = []
+    for stem in sorted(set(on_disk) - set(note.repeats)):
+        problems.append(f"{label}: repeat {stem}.json was not published from run {note.run}")
+    for stem in sorted(set(note.repeats) - set(on_disk)):
+        problems.append(f"{label}: repeat {stem}.json of run {note.run} is missing from the round")
+    for stem in sorted(set(on_disk) & set(note.repeats)):
+        try:
+            text = read_bounded_text(round_folder / f"{stem}.json")
+        except RecordError as exc:
+            problems.append(str(exc).splitlines()[0])
+            continue
+        if sha256_text(text) != note.repeats[stem]:
+            problems.append(f"{round_folder / (stem + '.json')}: differs from what run {note.run} published")
+    return problems
+
+
+def publication_problems(
+    results: Path, round_number: int, published: PublishedRound, expected: Iterable[str]
+) -> list[str]:
+    """Why round n's published records are not one complete run's; empty when they are."""
+    round_folder = Path(results) / f"round-{round_number}"
+    label = f"round {round_number}"
+    try:
+        note = read_publication(round_folder)
+    except RecordError as exc:
+        return [str(exc).splitlines()[0]]
+    if note is None:
+        if published.records:
+            return [
+                f"{label}: {len(published.records)} published record(s) but no {PUBLICATION_NAME}: "
+                "they come from no recorded run"
+            ]
+        return []
+    problems = _round_against_note(round_folder, round_number, published, note, label)
+    try:
+        manifest = read_manifest(run_folder(results, round_number, note.run))
+    except (RecordError, ValueError) as exc:
+        return [
+            *problems,
+            f"{label}: the published run {note.run} has no readable manifest: {str(exc).splitlines()[0]}",
+        ]
+    if manifest.kind == IMPORTED_KIND:
+        if sorted(manifest.cases_recorded) != sorted(note.records):
+            problems.append(f"{label}: the imported run {note.run} recorded other cases than were published")
+        return problems
+    problems.extend(_note_against_run(results, round_number, manifest, note, label, expected))
+    infra = infrastructure_errors(published.records)
+    if infra and not note.with_infrastructure_errors:
+        problems.append(f"{label}: {len(infra)} infrastructure error(s) published without being declared")
+    if note.infrastructure_errors != len(infra):
+        problems.append(
+            f"{label}: {PUBLICATION_NAME} declares {note.infrastructure_errors} infrastructure error(s), "
+            f"the records hold {len(infra)}"
+        )
+    return problems
+
+
+def _round_against_note(
+    round_folder: Path, round_number: int, published: PublishedRound, note: Publication, label: str
+) -> list[str]:
+    """The round folder's records and repeats must be exactly the ones the note lists."""
+    problems: list[str] = []
+    if note.round != round_number:
+        problems.append(f"{round_folder / PUBLICATION_NAME}: field round says {note.round}")
+    extra = sorted(set(published.records) - set(note.records))
+    absent = sorted(set(note.records) - set(published.records))
+    if extra:
+        problems.append(f"{label}: record(s) not published from run {note.run}: {', '.join(extra)}")
+    if absent:
+        problems.append(f"{label}: record(s) of run {note.run} missing from the round: {', '.join(absent)}")
+    for case, text in sorted(published.texts.items()):
+        if case in note.records and sha256_text(text) != note.records[case]:
+            problems.append(f"{round_folder / (case + '.json')}: differs from what run {note.run} published")
+    problems.extend(_repeat_problems(round_folder, note, label))
+    return problems
+
+
+def _note_against_run(
+    results: Path, round_number: int, manifest: RunManifest, note: Publication, label: str, expected: Iterable[str]
+) -> list[str]:
+    """The note's records must be the run's latest, and the run must be complete."""
+    found = read_run_records(run_folder(results, round_number, note.run), note.records)
+    problems = list(found.problems)
+    for case, text in sorted(found.texts.items()):
+        if note.records.get(case) != sha256_text(text):
+            problems.append(f"{label}: the published {case}.json is not run {note.run}'s latest record")
+    wanted = sorted(set(expected) | set(manifest.cases_expected))
+    for reason in incomplete_reasons(manifest, found.records, wanted):
+        problems.append(f"{label}: the published run {note.run} is not complete: {reason}")
+    return problems
+
+
+__all__ = [
+    "Publication",
+    "expected_cases",
+    "publication_problems",
+    "read_publication",
+    "sha256_text",
+]

@@ -1,0 +1,278 @@
+"""A run: one benchmark session's records, kept apart until it is known to be a whole round.
+
+Every round-mode session is a run with an id (its UTC start time and a short random hash). Its
+records go to ``results/round-N/runs/<run-id>/<case>.json`` beside a ``run.json`` manifest
+saying what was selected, what ran it and whether it finished. A rerun of a run's errored cases
+adds new records to the same folder and moves the earlier attempt under ``attempts/``, so
+nothing measured is ever lost. Deciding whether a run may be published is a pure function here;
+the writing is ``publication.py``'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
+from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.records.published import (
+    RUNS_DIR,
+    read_bounded_text,
+    read_case_record,
+)
+
+MANIFEST_NAME = "run.json"
+ATTEMPTS_DIR = "attempts"
+ARTEFACTS_DIR = "artefacts"
+MANIFEST_SCHEMA = 1
+#: The run that stands for a round imported from the upstream harness (round 1).
+IMPORTED_KIND: Literal["imported"] = "imported"
+SESSION_KIND: Literal["session"] = "session"
+_RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}|[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Selection(_Model):
+    """How the session chose its items; documentation, since completeness is judged by records."""
+
+    keyword: str | None = None
+    marker: str | None = None
+    split: str | None = None
+    last_failed: bool = False
+    rerun_errors: bool = False
+
+
+class Rerun(_Model):
+    at: str
+    cases: list[str]
+
+
+class RunManifest(_Model):
+    """``run.json``: what a run was asked to do and what it did."""
+
+    schema_version: int = MANIFEST_SCHEMA
+    run: str
+    round: int
+    kind: Literal["session", "imported"] = "session"
+    note: str | None = None
+    selection: Selection = Selection()
+    cases_expected: list[str] = []
+    cases_recorded: list[str] = []
+    tool: dict[str, Any] | None = None
+    tools_recorded: list[str] = []
+    packs: dict[str, dict[str, Any]] = {}
+    exclude_newer: str | None = None
+    interpreter_policy: str | None = None
+    sandbox: str = "none"
+    harness: dict[str, Any] = {}
+    started_at: str | None = None
+    ended_at: str | None = None
+    interrupted: bool = False
+    stopped: str | None = None
+    reruns: list[Rerun] = []
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def new_run_id(now: float | None = None, salt: bytes | None = None) -> str:
+    """``YYYYMMDDTHHMMSSZ-xxxxxx``: sorts by start time, and two sessions in one second differ."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    digest = hashlib.sha256((salt if salt is not None else os.urandom(16)) + stamp.encode()).hexdigest()
+    return f"{stamp}-{digest[:6]}"
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is one safe folder name; ValueError otherwise."""
+    if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
+        raise ValueError(f"run id {run_id!r} is not a run folder name")
+    return run_id
+
+
+def runs_root(results: Path, round_number: int) -> Path:
+    return Path(results) / f"round-{round_number}" / RUNS_DIR
+
+
+def run_folder(results: Path, round_number: int, run_id: str) -> Path:
+    return runs_root(results, round_number) / check_run_id(run_id)
+
+
+def tool_label(record: Record) -> str:
+    """One tool's identity as records carry it: version, commit (if any), a dirty tree, pack sha."""
+    p = record.provenance
+    parts = [f"obelize {p.obelize_version or '?'}"]
+    if p.obelize_commit:
+        parts.append(p.obelize_commit[:12] + ("+dirty" if p.obelize_tree_dirty else ""))
+    if p.pack_sha256:
+        parts.append(f"pack {p.pack_sha256[:12]}")
+    return " ".join(parts)
+
+
+def sandbox_of(records: Iterable[Record]) -> str:
+    """The sandbox the records name (``none`` when they name none); several are joined."""
+    seen = sorted({str(value) for r in records if (value := r.provenance.model_dump().get("sandbox"))})
+    return ", ".join(seen) if seen else "none"
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def read_manifest(folder: Path) -> RunManifest:
+    path = Path(folder) / MANIFEST_NAME
+    text = read_bounded_text(path)
+    try:
+        return RunManifest.model_validate_json(text)
+    except ValueError as exc:
+        first = str(exc).splitlines()
+        raise RecordError(f"{path}: not a run manifest: {' '.join(first[:3])}") from None
+
+
+def write_manifest(folder: Path, manifest: RunManifest) -> Path:
+    path = Path(folder) / MANIFEST_NAME
+    write_atomically(path, manifest.to_json())
+    return path
+
+
+@dataclass
+class RunRecords:
+    """A run folder's latest record per case, the texts they were read from, and what was refused."""
+
+    records: dict[str, Record]
+    texts: dict[str, str]
+    problems: list[str]
+    attempts: dict[str, int]
+
+
+def read_run_records(folder: Path, case_ids: Iterable[str]) -> RunRecords:
+    """The run's latest record of each of these cases (earlier attempts counted, not read)."""
+    folder = Path(folder)
+    records: dict[str, Record] = {}
+    texts: dict[str, str] = {}
+    problems: list[str] = []
+    attempts: dict[str, int] = {}
+    for case_id in sorted(set(case_ids)):
+        path = folder / f"{case_id}.json"
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            records[case_id] = read_case_record(path, case_id)
+            texts[case_id] = read_bounded_text(path)
+        except RecordError as exc:
+            problems.append(str(exc).splitlines()[0])
+            continue
+        attempts[case_id] = 1 + len(list((folder / ATTEMPTS_DIR).glob(f"{case_id}.[0-9]*.json")))
+    return RunRecords(records, texts, problems, attempts)
+
+
+def list_runs(results: Path, round_number: int) -> list[tuple[Path, RunManifest | None, str | None]]:
+    """Every run folder of a round, oldest first: its manifest, or why it could not be read."""
+    root = runs_root(results, round_number)
+    if not root.is_dir():
+        return []
+    found: list[tuple[Path, RunManifest | None, str | None]] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        try:
+            found.append((folder, read_manifest(folder), None))
+        except RecordError as exc:
+            found.append((folder, None, str(exc).splitlines()[0]))
+    return found
+
+
+# -- writing one record ----------------------------------------------------------------------
+
+
+def add_record(folder: Path, case_id: str, text: str, artefacts: str | None = None) -> Path:
+    """Write a case's record into the run, keeping an earlier attempt under ``attempts/``."""
+    folder = Path(folder)
+    path = folder / f"{case_id}.json"
+    if path.is_file() and not path.is_symlink():
+        earlier = folder / ATTEMPTS_DIR
+        n = 1 + len(list(earlier.glob(f"{case_id}.[0-9]*.json")))
+        earlier.mkdir(parents=True, exist_ok=True)
+        os.replace(path, earlier / f"{case_id}.{n}.json")
+        facts = folder / ARTEFACTS_DIR / f"{case_id}.json"
+        if facts.is_file():
+            (earlier / ARTEFACTS_DIR).mkdir(exist_ok=True)
+            os.replace(facts, earlier / ARTEFACTS_DIR / f"{case_id}.{n}.json")
+    write_atomically(path, text)
+    if artefacts:
+        write_atomically(folder / ARTEFACTS_DIR / f"{case_id}.json", artefacts)
+    return path
+
+
+# -- the decision ------------------------------------------------------------------------------
+
+
+def infrastructure_errors(records: Mapping[str, Record]) -> list[str]:
+    """The cases whose error is the machine's, not the tool's."""
+    return sorted(
+        case
+        for case, record in records.items()
+        if record.error is not None and error_class(record.error.reason, record.error.step) == INFRASTRUCTURE
+    )
+
+
+def incomplete_reasons(manifest: RunManifest, records: Mapping[str, Record], expected: Iterable[str]) -> list[str]:
+    """Why this run is not one complete round with one tool; empty when it is."""
+    reasons: list[str] = []
+    if manifest.stopped:
+        reasons.append(f"it stopped at {manifest.stopped}")
+    if manifest.interrupted:
+        reasons.append("it was interrupted")
+    missing = sorted(set(expected) - set(records))
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        reasons.append(f"{len(missing)} case(s) of the case file have no record ({shown})")
+    tools = sorted({tool_label(r) for r in records.values()})
+    if len(tools) > 1:
+        reasons.append(f"its records come from {len(tools)} tools ({'; '.join(tools)})")
+    return reasons
+
+
+def rerun_cases(records: Mapping[str, Record]) -> list[str]:
+    """The cases a ``--bench-rerun=errors`` of a run runs again: those whose latest record errored."""
+    return sorted(case for case, record in records.items() if record.tier == "error")
+
+
+__all__ = [
+    "ATTEMPTS_DIR",
+    "IMPORTED_KIND",
+    "MANIFEST_NAME",
+    "SESSION_KIND",
+    "Rerun",
+    "RunManifest",
+    "RunRecords",
+    "Selection",
+    "add_record",
+    "check_run_id",
+    "incomplete_reasons",
+    "infrastructure_errors",
+    "list_runs",
+    "new_run_id",
+    "read_manifest",
+    "read_run_records",
+    "rerun_cases",
+    "run_folder",
+    "runs_root",
+    "sandbox_of",
+    "tool_label",
+    "utc_now",
+    "write_manifest",
+]

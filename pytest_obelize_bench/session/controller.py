@@ -1,0 +1,485 @@
+"""The controller's side of a round: the only place that writes results and summaries.
+
+Workers hand each record over on the test report as a JSON string. Here it is written
+atomically into this session's run folder the moment it arrives, so an interrupted round keeps
+every case it finished. Only at the end, and only when the run is one complete round with one
+tool, is it published as the round (``publication.py``); the terminal summary is built from the
+records received in this session, never from files on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.grading.record import (
+    TIERS,
+    Record,
+    RecordError,
+    parse_record,
+    record_file_name,
+)
+from pytest_obelize_bench.session.keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY
+from pytest_obelize_bench.session.options import options_of
+
+
+class Controller:
+    """Registered as a plugin on the controller (or the only process without xdist)."""
+
+    def __init__(self, config: pytest.Config, context: RoundContext, gate: set[str]) -> None:
+        self.config = config
+        self.options = options_of(config)
+        self.context = context
+        self.records: dict[str, Record] = {}
+        self.written: list[Path] = []
+        #: case id -> ``gw0@host:<logs dir>`` for records that came from a remote worker (remote.py)
+        self.remote_logs: dict[str, str] = {}
+        self.unreadable: list[str] = []
+        self.gate = gate
+        self.gated: list[str] = []
+        self.round_lines: list[str] = []
+        self.publish_lines: list[str] = []
+        self.summary_error: str | None = None
+        self.run_id: str | None = None
+        self.run_dir: Path | None = None
+        self.only: list[str] | None = None
+        self.manifest: Any = None
+        self.preflight_lines: list[str] = []
+        self.progress: Any = None
+        #: repeats (--bench-repeat attempts after the first), kept apart from the headline records
+        self.repeats: list[Record] = []
+        from pytest_obelize_bench.session.missing import Watch
+
+        cases = {case.id: case for found in config.stash.get(COLLECT_PATHS_KEY, {}).values() for case in found}
+        self.watch = Watch(cases)
+        self.interrupted_missing: int | None = None
+        #: hook: resume (resume.py): the records --bench-resume keeps, by case
+        self.kept: dict[str, Record] = {}
+        if self.writes_results:
+            self._start_run()
+
+    @property
+    def writes_results(self) -> bool:
+        return self.context.mode == "round" and not self.options.collect_only
+
+    # -- the run -------------------------------------------------------------------------
+
+    def _start_run(self) -> None:
+        """Name this session's run (or the run a rerun adds to) and what it will rerun."""
+        from pytest_obelize_bench.records.runs import (
+            new_run_id,
+            read_run_records,
+            rerun_cases,
+            run_folder,
+        )
+
+        results = Path(self.context.results_dir)
+        number = int(self.context.round or 0)
+        rerun = self.options.rerun
+        given = self.options.run
+        if self.options.resume is not None:  # hook: resume
+            if rerun or given:
+                raise pytest.UsageError("--bench-resume continues a run by itself; leave out --bench-rerun/--bench-run")
+            self._start_resume(results, number)
+            return
+        if rerun and not given:
+            raise pytest.UsageError("--bench-rerun=errors needs --bench-run=RUN: the run whose errored cases to rerun")
+        if given and not rerun:
+            raise pytest.UsageError("--bench-run=RUN is for --bench-rerun=errors; a new run gets an id of its own")
+        if given:
+            folder = _existing_run(results, number, given, "--bench-run")
+            from pytest_obelize_bench.casefile.cases import load_case_file
+
+            ids = [case.id for case in load_case_file(Path(self.context.cases_path)).cases]
+            self.only = rerun_cases(read_run_records(folder, ids).records)
+            self.run_id = given
+        else:
+            self.run_id = new_run_id()
+        self.run_dir = run_folder(results, number, self.run_id)
+
+    def _start_resume(self, results: Path, number: int) -> None:
+        """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
+        from pytest_obelize_bench import __version__
+        from pytest_obelize_bench.casefile.cases import load_case_file
+        from pytest_obelize_bench.records.runs import read_manifest, read_run_records, runs_root
+        from pytest_obelize_bench.session.resume import LATEST, latest_run, plan_resume
+
+        wanted = self.options.resume
+        run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
+        if run_id is None:
+            raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
+        folder = _existing_run(results, number, run_id, "--bench-resume")
+        cases = list(load_case_file(Path(self.context.cases_path)).cases)
+        plan = plan_resume(
+            run_id,
+            read_manifest(folder).exclude_newer,
+            self.context,
+            cases,
+            read_run_records(folder, [case.id for case in cases]).records,
+            cutoff_given=bool(self.options.exclude_newer),
+            harness_version=__version__,
+        )
+        self.context, self.run_id, self.only, self.kept = plan.context, run_id, plan.to_run, plan.kept
+        self.run_dir = folder
+
+    def _keep_resumed(self) -> None:
+        """Hook: resume.  The kept records stand in the run, marked, and count as this session's."""
+        from pytest_obelize_bench._util.safe_io import write_atomically
+        from pytest_obelize_bench.session.resume import mark_resumed
+
+        assert self.run_dir is not None
+        for case, record in self.kept.items():
+            marked = mark_resumed(record, str(self.run_id))
+            write_atomically(self.run_dir / f"{case}.json", marked.to_json())
+            self.records[case] = marked
+
+    def _selection(self) -> Any:
+        from pytest_obelize_bench.records.runs import Selection
+
+        return Selection(
+            keyword=self.options.keyword,
+            marker=self.options.markexpr,
+            split=self.options.split,
+            last_failed=self.options.last_failed,
+            rerun_errors=self.only is not None,
+        )
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.run_dir is None:
+            return
+        from pytest_obelize_bench.records.runs import (
+            Rerun,
+            RunManifest,
+            read_manifest,
+            utc_now,
+            write_manifest,
+        )
+
+        if self.only is not None:
+            manifest = read_manifest(self.run_dir)
+            manifest.reruns.append(Rerun(at=utc_now(), cases=list(self.only)))
+        else:
+            from pytest_obelize_bench.casefile.cases import load_case_file
+            from pytest_obelize_bench.records.publication_note import expected_cases
+
+            case_file = load_case_file(Path(self.context.cases_path))
+            tool = self.context.tool or {}
+            manifest = RunManifest(
+                run=str(self.run_id),
+                round=int(self.context.round or 0),
+                selection=self._selection(),
+                cases_expected=expected_cases(case_file, int(self.context.round or 0)),
+                tool={key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source")},
+                packs=dict(self.context.packs),
+                exclude_newer=self.context.exclude_newer,
+                interpreter_policy=self.context.interpreter_policy,
+                harness={key: self.context.harness.get(key) for key in ("version", "commit", "tree_dirty")},
+                started_at=utc_now(),
+            )
+        self.manifest = manifest
+        write_manifest(self.run_dir, manifest)
+        if self.kept:  # hook: resume
+            self._keep_resumed()
+        self._start_progress()
+
+    def _start_progress(self) -> None:
+        """The live status line, on a terminal only (a log file gets the per-case lines instead)."""
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None or not getattr(terminal, "isatty", False):
+            return
+        from pytest_obelize_bench.casefile.cases import load_case_file
+        from pytest_obelize_bench.session.progress import Progress
+
+        ids = [case.id for case in load_case_file(Path(self.context.cases_path)).cases]
+        round_dir = Path(self.context.work_root) / self.context.round_label
+        self.progress = Progress(
+            round_dir, ids, lambda text: terminal.write(text + "\r", flush=True), lambda: set(self.records)
+        )
+        self.progress.start()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Preflight the cases this session will run, once every selection (-k, -m, --lf) is made.
+
+        Under xdist the controller collects nothing; the first worker's collection is used below.
+        """
+        config = session.config
+        if self.writes_results and config.pluginmanager.get_plugin("dsession") is None:
+            self._preflight([getattr(item, "bench_case", None) for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.writes_results or self.preflight_lines:
+            return
+        from pytest_obelize_bench.casefile.cases import load_case_file
+
+        by_id = load_case_file(Path(self.context.cases_path)).by_id()
+        self._preflight([by_id.get(nodeid.rpartition("::")[2]) for nodeid in ids])
+
+    def _preflight(self, cases: list[Any]) -> None:
+        if not self.options.preflight:
+            return
+        from pytest_obelize_bench.session.preflight import run_preflight
+
+        wanted = [case for case in cases if case is not None and case.retired is None]
+        workers = int(getattr(self.config.option, "numprocesses", None) or 1)
+        keep_all = self.options.keep == "all"
+        problems = run_preflight(wanted, self.context, workers=workers, keep_all=keep_all)
+        if not problems:
+            self.preflight_lines = ["preflight: ok"]
+            return
+        self.preflight_lines = problems
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        for line in problems:
+            if terminal is not None:
+                terminal.write_line(f"preflight: {line}", red=True)
+        if self.manifest is not None and self.run_dir is not None:
+            from pytest_obelize_bench.records.runs import utc_now, write_manifest
+
+            self.manifest.stopped = "preflight"
+            self.manifest.ended_at = utc_now()
+            write_manifest(self.run_dir, self.manifest)
+        from pytest_obelize_bench.session.outcome import EXIT_PREFLIGHT
+
+        pytest.exit(
+            f"preflight failed for {len(problems)} case(s); nothing ran (--bench-no-preflight runs anyway)",
+            returncode=EXIT_PREFLIGHT,
+        )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.only is not None:
+            node.workerinput[ONLY_WORKERINPUT_KEY] = list(self.only)
+
+    # -- records as they arrive -------------------------------------------------------------
+
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        self.watch.start(nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = getattr(report, "bench_record", None)
+        if text is None:
+            lost = self.watch.lost(report.nodeid, report.when, report.longrepr)
+            if lost is not None:
+                case, reason, detail = lost
+                self._write_lost(report.nodeid, case, reason, detail)
+            return
+        try:
+            record = parse_record(text, report.nodeid)
+        except RecordError as exc:
+            self.unreadable.append(str(exc))
+            return
+        remote_logs = getattr(report, "bench_logs", None)  # remote.py: a remote worker's logs stay there
+        if isinstance(remote_logs, str):
+            self.remote_logs[record.case] = remote_logs[:1000]
+        self._accept(record, text, getattr(report, "bench_artefacts", None), report.nodeid)
+
+    def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
+        """The error record of an item that ended without one (``missing.py``)."""
+        from pytest_obelize_bench.session.missing import attempt_of, lost_record
+
+        record = lost_record(
+            case, self.context, step="harness", reason=reason, detail=detail, attempt=attempt_of(nodeid)
+        )
+        self._accept(record, record.to_json(), None, nodeid)
+
+    def _accept(self, record: Record, text: str, artefacts: str | None, nodeid: str) -> None:
+        self.watch.record(nodeid)
+        # The first attempt is the case's record; repeats are kept apart (--bench-repeat).
+        if record.attempt_number == 1:
+            self.records[record.case] = record
+        else:
+            self.repeats.append(record)
+        if record.tier == "error":
+            # pytest's last-failed cache: ``--lf`` reruns exactly the cases that errored.
+            lastfailed = self.config.pluginmanager.get_plugin("lfplugin")
+            if lastfailed is not None:
+                lastfailed.lastfailed[nodeid] = True
+        if self.run_dir is not None:
+            from pytest_obelize_bench.records.runs import add_record
+
+            name = record_file_name(record.case, record.attempt).removesuffix(".json")
+            path = add_record(self.run_dir, name, text, artefacts)
+            self.written.append(path)
+            self._tidy(record)
+
+    def _tidy(self, record: Record) -> None:
+        """``--bench-keep``: remove a finished case's checkout and venv (its logs stay)."""
+        keep = self.options.keep
+        if record.case in self.remote_logs:  # that worker tidied its own disk
+            return
+        if keep == "all" or (keep == "failed" and record.tier == "error"):
+            return
+        from pytest_obelize_bench.isolation.workspace import remove_checkout
+
+        folder = record.case if record.attempt_number == 1 else f"{record.case}.attempt-{record.attempt_number}"
+        remove_checkout(Path(self.context.work_root), self.context.round_label, folder)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+        interrupted = int(exitstatus) == int(pytest.ExitCode.INTERRUPTED)
+        for nodeid, case in self.watch.unfinished():
+            reason = "interrupted" if interrupted else "harness_crashed"
+            self._write_lost(nodeid, case, reason, "the session ended while this case ran; finished records are kept")
+        if interrupted:
+            self.interrupted_missing = len(set(self.watch.cases) - set(self.records))
+        if self.run_dir is not None and self.manifest is not None and not self.manifest.stopped:
+            self._finish_run(interrupted=int(exitstatus) == int(pytest.ExitCode.INTERRUPTED))
+        if self.records and self.context.mode == "round":
+            self._terminal_figures()
+        xml = getattr(self.config.option, "xmlpath", None)
+        if xml:
+            from pytest_obelize_bench.session.junit import rewrite_junit
+
+            rewrite_junit(
+                Path(xml), self.records, Path(self.context.cases_path).stem if self.context.mode == "round" else None
+            )
+        if self.kept and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # hook: resume: all kept
+            session.exitstatus = pytest.ExitCode.OK
+        self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
+        if self.gated and session.exitstatus == pytest.ExitCode.OK:
+            from pytest_obelize_bench.session.outcome import EXIT_TIER_GATE
+
+            session.exitstatus = EXIT_TIER_GATE
+
+    def _finish_run(self, *, interrupted: bool) -> None:
+        """Close the manifest, then publish the run if it is a whole round (and may be)."""
+        from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+        from pytest_obelize_bench.records.runs import (
+            read_run_records,
+            sandbox_of,
+            tool_label,
+            utc_now,
+            write_manifest,
+        )
+        from pytest_obelize_bench.summary.roundfiles import publish_round
+
+        assert self.run_dir is not None
+        try:
+            case_file = load_case_file(Path(self.context.cases_path))
+        except CaseFileError as exc:
+            self.summary_error = exc.problems[0] if exc.problems else str(exc)
+            return
+        found = read_run_records(self.run_dir, [case.id for case in case_file.cases])
+        manifest = self.manifest
+        manifest.cases_recorded = sorted(found.records)
+        manifest.tools_recorded = sorted({tool_label(r) for r in found.records.values()})
+        manifest.sandbox = sandbox_of(found.records.values())
+        manifest.ended_at = utc_now()
+        manifest.interrupted = manifest.interrupted or interrupted
+        write_manifest(self.run_dir, manifest)
+        if not self.options.publish:
+            self.publish_lines = [f"run {self.run_id} not published (--bench-no-publish); run folder: {self.run_dir}"]
+            return
+        number = int(self.context.round or case_file.round)
+        try:
+            outcome = publish_round(
+                Path(self.context.results_dir),
+                case_file,
+                number,
+                str(self.run_id),
+                allow_infrastructure_errors=self.options.publish_with_infra_errors,
+            )
+        except (CaseFileError, RecordError, OSError) as exc:
+            self.summary_error = str(exc).splitlines()[0]
+            return
+        self.publish_lines = outcome.lines
+
+    def _terminal_figures(self) -> None:
+        from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+        from pytest_obelize_bench.report.round_figures import RoundData
+        from pytest_obelize_bench.report.round_terminal import terminal_lines
+
+        try:
+            case_file = load_case_file(Path(self.context.cases_path))
+        except CaseFileError as exc:
+            self.summary_error = exc.problems[0] if exc.problems else str(exc)
+            return
+        number = int(self.context.round or case_file.round)
+        data = RoundData(round=number, cases=list(case_file.cases), records=dict(self.records))
+        self.round_lines = terminal_lines(data)
+
+    # -- terminal ---------------------------------------------------------------------
+
+    def _remote_log_lines(self) -> list[str]:
+        """``logs on gw0@host: <dir>``, once per remote worker (remote.py)."""
+        folders = {where.rpartition("/")[0] for where in self.remote_logs.values()}
+        return [f"logs on {folder.replace(':', ': ', 1)}" for folder in sorted(folders)]
+
+    def _case_lines(self, logs: Path, *, list_tiers: bool) -> list[str]:
+        """The cases per tier (with ``-rT``), then each errored case with where its logs are."""
+        lines = []
+        if list_tiers:
+            for tier in TIERS:
+                cases = sorted(case for case, record in self.records.items() if record.tier == tier)
+                if cases:
+                    lines.append(f"{tier} ({len(cases)}): {', '.join(cases)}")
+        for case, record in sorted(self.records.items()):
+            if record.error is not None:
+                where_logs = self.remote_logs.get(case) or logs / (case + ".logs")
+                lines.append(f"{case}: {record.error.step}: {record.error.reason}; logs: {where_logs}")
+        return lines
+
+    def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
+        if not self.records and not self.unreadable and self.interrupted_missing is None:
+            return
+        terminal.write_sep("=", "obelize-bench")
+        logs = Path(self.context.work_root) / self.context.round_label
+        for line in self._case_lines(logs, list_tiers=list_tiers):
+            terminal.write_line(line)
+        if self.context.mode == "round":
+            for line in self.round_lines:
+                terminal.write_line(line)
+            where = self.run_dir if self.run_dir is not None else self.context.round_results
+            terminal.write_line(f"records written this session: {len(self.written)} in {where}")
+            if self.kept:  # hook: resume
+                terminal.write_line(f"resumed: {len(self.kept)} case(s) kept from run {self.run_id}, not run again")
+            terminal.write_line(f"logs: {logs}")
+            for line in self.publish_lines:
+                published = " published as round " in line
+                terminal.write_line(line, green=published, yellow=not published, bold=not published)
+        else:
+            counts = {tier: sum(r.tier == tier for r in self.records.values()) for tier in TIERS}
+            terminal.write_line(
+                "fixtures: "
+                + ", ".join(f"{n} {tier}" for tier, n in counts.items() if n)
+                + " (nothing written under results/)"
+            )
+            terminal.write_line(f"logs: {logs}")
+        for line in self._remote_log_lines():
+            terminal.write_line(line)
+        if self.interrupted_missing is not None:
+            terminal.write_line(
+                f"the round was interrupted: {self.interrupted_missing} of {len(self.watch.cases)} cases "
+                "have no record",
+                red=True,
+                bold=True,
+            )
+        for problem in self.unreadable:
+            terminal.write_line(f"unreadable record: {problem}", red=True)
+        if self.summary_error:
+            terminal.write_line(f"summary not written: {self.summary_error}", red=True)
+        if self.gated:
+            terminal.write_line(
+                f"--bench-fail-on={','.join(sorted(self.gate))}: {', '.join(self.gated)}", red=True, bold=True
+            )
+
+
+def _existing_run(results: Path, number: int, run_id: str, option: str) -> Path:
+    """The folder of an existing run named on ``option``; a usage error when the id or the run is not."""
+    from pytest_obelize_bench.records.runs import check_run_id, run_folder
+
+    try:
+        check_run_id(run_id)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{option}: {exc}") from None
+    folder = run_folder(results, number, run_id)
+    if not (folder / "run.json").is_file():
+        raise pytest.UsageError(f"{option}: no run {run_id} in {folder.parent}")
+    return folder

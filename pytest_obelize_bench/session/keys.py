@@ -1,0 +1,30 @@
+"""Names the plugin and the controller share: the session's stash keys and the worker-input key.
+
+They live apart from both so that neither imports the other for a constant.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pytest_obelize_bench.case.context import RoundContext
+    from pytest_obelize_bench.casefile.cases import Case
+
+#: The xdist workerinput key that carries the cases a rerun is limited to.
+ONLY_WORKERINPUT_KEY = "obelize_bench_only"
+
+CONTEXT_KEY: pytest.StashKey[RoundContext] = pytest.StashKey()
+COLLECT_PATHS_KEY: pytest.StashKey[dict[Path, list[Case]]] = pytest.StashKey()
+ONLY_KEY: pytest.StashKey[frozenset[str]] = pytest.StashKey()
+
+__all__ = [
+    "COLLECT_PATHS_KEY",
+    "CONTEXT_KEY",
+    "ONLY_KEY",
+    "ONLY_WORKERINPUT_KEY",
+]

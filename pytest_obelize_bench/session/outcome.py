@@ -1,0 +1,68 @@
+"""What a benchmark item reports: a case's typed outcome, how
+a tier shows in the terminal, the tier gate and the session's own exit statuses.
+
+The item body stores a ``CaseOutcome`` in ``item.stash``; the report hook copies it onto the
+report (the part xdist carries to the controller). Kept free of pytest hooks and of the
+controller, so both the plugin and the controller import it without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pytest
+
+#: category, letter, word and colour of each tier in the terminal.
+TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
+    "verified_success": ("V", "VERIFIED_SUCCESS", {"green": True, "bold": True}),
+    "patched_unverified": ("P", "PATCHED_UNVERIFIED", {"cyan": True}),
+    "partial": ("H", "PARTIAL", {"yellow": True}),
+    "unsupported": ("N", "UNSUPPORTED", {"purple": True}),
+    "wrong": ("W", "WRONG", {"red": True, "bold": True}),
+    "error": ("!", "ERROR", {"red": True}),
+}
+#: the ``-r`` character that lists the cases per tier.
+REPORT_CHAR = "T"
+#: the exit status of a session in which a case reached a tier named by --bench-fail-on.
+EXIT_TIER_GATE = 6
+#: the exit status of a round stopped by its preflight (nothing ran).
+EXIT_PREFLIGHT = 4
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One finished case as its item hands it to the report: all text, so xdist can carry it."""
+
+    case_id: str
+    record_json: str
+    tier: str
+    #: the line pytest shows for an ``error`` tier (paths resolved; the record keeps labels).
+    error_line: str | None = None
+    #: the graded facts, for ``regrade`` and error analysis.
+    artefacts_json: str | None = None
+
+
+OUTCOME_KEY: pytest.StashKey[CaseOutcome] = pytest.StashKey()
+
+
+def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
+    """The tiers ``--bench-fail-on`` names; ValueError naming any unknown one."""
+    from pytest_obelize_bench.grading.record import TIERS  # here: the plugin imports this module at start-up
+
+    wanted = {part.strip() for part in tiers if part.strip()}
+    unknown = wanted - set(TIERS)
+    if unknown:
+        raise ValueError(f"unknown tier(s) {', '.join(sorted(unknown))}; known: {', '.join(TIERS)}")
+    return wanted
+
+
+__all__ = [
+    "EXIT_PREFLIGHT",
+    "EXIT_TIER_GATE",
+    "OUTCOME_KEY",
+    "REPORT_CHAR",
+    "TIER_DISPLAY",
+    "CaseOutcome",
+    "parse_tier_gate",
+]

@@ -1,0 +1,215 @@
+"""Before any case runs: can this machine run the round at all?
+
+Three checks, each one line per failing case, so a round that could only end in infrastructure
+errors (GitHub unreachable, an interpreter missing, a full disk) stops within seconds instead of
+publishing a column of ``error``: every repository answers ``git ls-remote`` or is in the
+repository cache, every interpreter key resolves under the policy, and the work root's disk has
+room for an estimate of the round. Every command goes through the executor, argv only, with the
+URL after ``--end-of-options`` so no value of the case file can become a git option.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.isolation.executor import (
+    Completed,
+    Executor,
+    ProcessExecutor,
+    step_environment,
+)
+
+#: How many probes run at once: enough to hide network latency, few enough to be polite.
+PARALLEL_PROBES = 8
+LS_REMOTE_TIMEOUT_S = 30.0
+PYTHON_FIND_TIMEOUT_S = 30.0
+#: What one case needs on disk while it runs: a checkout and a venv holding both SDKs.
+CASE_DISK_BYTES = 400 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One command to run for one case, and the line to print when it fails."""
+
+    case: str
+    argv: tuple[str, ...]
+    failure: str
+
+
+def _last_line(completed: Completed) -> str:
+    if completed.timed_out:
+        return "no answer in time"
+    if completed.launch_error:
+        return completed.launch_error
+    lines = [line.strip() for line in completed.output().splitlines() if line.strip()]
+    text = lines[-1] if lines else f"exit {completed.exit_code}"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def repository_probes(cases: Sequence[Case], cache: Path | None) -> tuple[list[Probe], list[str]]:
+    """``git ls-remote`` for each repository not already in the cache at its pinned commit.
+
+    Returns the probes and the cases the cache already answers for (checked by the caller with
+    a local ``cat-file``, which needs no network).
+    """
+    probes: list[Probe] = []
+    cached: list[str] = []
+    for case in cases:
+        if not case.repo:
+            continue
+        if cache is not None and case.full_name:
+            owner, _, name = case.full_name.partition("/")
+            bare = Path(cache) / owner / f"{name}.git"
+            if (bare / "HEAD").is_file():
+                cached.append(case.id)
+                continue
+        probes.append(
+            Probe(
+                case.id,
+                ("git", "ls-remote", "--quiet", "--end-of-options", case.repo, "HEAD"),
+                f"repository {case.repo} is unreachable",
+            )
+        )
+    return probes, cached
+
+
+def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Probe]:
+    """``uv python find`` for each distinct key, as the policy turns it into a request."""
+    from pytest_obelize_bench.case.environment import _minor_request, parse_interpreter_key
+
+    probes: list[Probe] = []
+    for case in cases:
+        if not case.python:
+            continue
+        try:
+            key = parse_interpreter_key(case.python)
+        except ValueError as exc:
+            probes.append(Probe(case.id, (), str(exc)))
+            continue
+        request = case.python if policy == "exact" else _minor_request(key)
+        hint = " (--bench-interpreter=minor uses a local build of the same minor)" if policy == "exact" else ""
+        probes.append(
+            Probe(
+                case.id,
+                (uv, "python", "find", "--no-config", "--no-python-downloads", request),
+                f"interpreter {case.python} does not resolve under --bench-interpreter={policy}{hint}",
+            )
+        )
+    return probes
+
+
+def disk_problem(
+    root: Path, cases: int, keep_all: bool, workers: int, free: Callable[[Path], int] | None = None
+) -> str | None:
+    """One line when the work root's disk has no room for the round's estimate; else None."""
+    if cases == 0:
+        return None
+    at = Path(root)
+    while not at.exists() and at != at.parent:
+        at = at.parent
+    available = (free or (lambda p: shutil.disk_usage(p).free))(at)
+    running = cases if keep_all else min(cases, max(1, workers))
+    needed = running * CASE_DISK_BYTES
+    if available >= needed:
+        return None
+    return (
+        f"disk: {available // 2**20} MiB free under {at}, the round needs about {needed // 2**20} MiB "
+        f"({running} case(s) on disk at once)"
+    )
+
+
+def run_probes(
+    probes: Sequence[Probe], executor: Executor, *, logs: Path, env: dict[str, str], timeout: float
+) -> list[str]:
+    """Run the probes in parallel (bounded); one line per failing probe, in the probes' order."""
+    logs.mkdir(parents=True, exist_ok=True)
+
+    def one(index: int, probe: Probe) -> str | None:
+        if not probe.argv:
+            return f"{probe.case}: {probe.failure}"
+        done = executor.run(
+            list(probe.argv), cwd=logs, env=env, timeout=timeout, log=logs / f"{index:03d}-{probe.case}.log"
+        )
+        if done.exit_code == 0 and not done.timed_out:
+            return None
+        return f"{probe.case}: {probe.failure}: {_last_line(done)}"
+
+    with ThreadPoolExecutor(max_workers=PARALLEL_PROBES) as pool:
+        results = list(pool.map(lambda pair: one(*pair), enumerate(probes)))
+    return [line for line in results if line is not None]
+
+
+def _matched(probes: Sequence[Probe], lines: Sequence[str]) -> list[tuple[Probe, str]]:
+    """Pair each failure line with its probe (lines start with the probe's case id)."""
+    pairs: list[tuple[Probe, str]] = []
+    remaining = list(lines)
+    for probe in probes:
+        for line in remaining:
+            if line.startswith(f"{probe.case}: {probe.failure}"):
+                pairs.append((probe, line))
+                remaining.remove(line)
+                break
+    return pairs
+
+
+def run_preflight(
+    cases: Sequence[Case],
+    context: RoundContext,
+    *,
+    executor: Executor | None = None,
+    workers: int = 1,
+    keep_all: bool = False,
+) -> list[str]:
+    """Every problem that would stop the round, one line each; empty when it can run."""
+    from pytest_obelize_bench.case.environment import discovery_path
+    from pytest_obelize_bench.isolation.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
+
+    executor = executor or ProcessExecutor()
+    root = Path(context.work_root) / "preflight" / context.round_label
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = step_environment(os.environ, home=home, extra={"GIT_TERMINAL_PROMPT": "0", **NO_INTERPRETER_DOWNLOADS})
+    cache = Path(context.repo_cache) if context.repo_cache else None
+    repos, _ = repository_probes(cases, cache)
+    problems = run_probes(repos, executor, logs=root / "git", env=env, timeout=LS_REMOTE_TIMEOUT_S)
+    search = [Path(p) for p in context.python_search]
+    python_env = {**env, "PATH": discovery_path(env.get("PATH"), search)}
+    per_case = interpreter_probes(cases, context.interpreter_policy, uv_binary())
+    distinct = list({probe.argv: probe for probe in per_case if probe.argv}.values())
+    failed = run_probes(distinct, executor, logs=root / "python", env=python_env, timeout=PYTHON_FIND_TIMEOUT_S)
+    why = {probe.argv: line.split(": ", 1)[1] for probe, line in _matched(distinct, failed)}
+    for probe in per_case:
+        if not probe.argv:
+            problems.append(f"{probe.case}: {probe.failure}")
+        elif probe.argv in why:
+            problems.append(f"{probe.case}: {why[probe.argv]}")
+    disk = disk_problem(Path(context.work_root), len(cases), keep_all, workers)
+    return [*one_line_per_case(problems, [case.id for case in cases]), *([disk] if disk else [])]
+
+
+def one_line_per_case(problems: Sequence[str], order: Sequence[str]) -> list[str]:
+    """Join each case's problems (``"<case>: <problem>"``) into one line, in the cases' order."""
+    by_case: dict[str, list[str]] = {}
+    for line in problems:
+        case, _, problem = line.partition(": ")
+        by_case.setdefault(case, []).append(problem)
+    return [f"{case}: {'; '.join(by_case[case])}" for case in order if case in by_case]
+
+
+__all__ = [
+    "CASE_DISK_BYTES",
+    "Probe",
+    "disk_problem",
+    "interpreter_probes",
+    "one_line_per_case",
+    "repository_probes",
+    "run_preflight",
+    "run_probes",
+]

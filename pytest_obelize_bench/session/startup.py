@@ -1,0 +1,149 @@
+"""Before a round: which cases to collect, and the context every worker shares.
+
+Everything here runs once per session. The controller refuses a round it could not
+publish honestly (an uncommitted tree, a case file for another round) before any case runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.casefile.cases import (
+    Case,
+    CaseFileError,
+    load_case_file,
+    load_fixtures,
+)
+from pytest_obelize_bench.isolation.gitquery import harness_provenance
+from pytest_obelize_bench.session.options import options_of
+from pytest_obelize_bench.session.remote import file_sha256, write_session_marker
+
+
+def option_path(config: pytest.Config, value: str, rootdir: Path) -> Path:
+    """An option's path: relative to the cwd when it exists there, else to the rootdir."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    invocation = Path(config.invocation_params.dir)
+    return (invocation / path) if (invocation / path).exists() else (rootdir / path)
+
+
+def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
+    """The files to collect and the cases each yields; raises CaseFileError on a bad file."""
+    options = options_of(config)
+    if mode == "fixtures":
+        root = option_path(config, options.fixtures, rootdir)
+        return {(root / case.id / "case.yaml").resolve(): [case] for case in load_fixtures(root)}
+    path = option_path(config, options.cases, rootdir)
+    case_file = load_case_file(path)
+    wanted = options.round
+    if case_file.round != wanted:
+        raise CaseFileError(
+            [f"{path}: top level: round: the file is round {case_file.round}, but --bench-round={wanted} was asked for"]
+        )
+    side = options.split
+    cases = [case for case in case_file.cases if side is None or case.split == side]
+    return {path.resolve(): cases}
+
+
+def build_context(
+    config: pytest.Config, mode: str, rootdir: Path, cases_by_path: dict[Path, list[Case]]
+) -> RoundContext:
+    """The round's shared context, computed on the controller only."""
+    options = options_of(config)
+    from pytest_obelize_bench.case.environment import (
+        default_uv_cache,
+        exclude_newer_now,
+        validate_exclude_newer,
+    )
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+
+    collect_only = options.collect_only
+    harness = harness_provenance(rootdir)
+    allow_dirty = options.allow_dirty
+    if mode == "round" and not collect_only and not allow_dirty and harness["tree_dirty"] is not False:
+        why = "is not a git checkout" if harness["tree_dirty"] is None else "has uncommitted changes"
+        raise pytest.UsageError(
+            f"{rootdir} {why}; a round's records must name the code that ran. "
+            "Commit first, or pass --bench-allow-dirty (the records will say so)."
+        )
+    work_option = options.work
+    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
+    cache_option = options.repo_cache
+    exclude = options.exclude_newer
+    try:
+        exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
+    except ValueError as exc:
+        raise pytest.UsageError(f"--exclude-newer: {exc}") from None
+    from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
+
+    try:
+        step_limits = parse_limits(options.step_timeout)
+    except LimitError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    sandbox = sandbox_settings(config, probe=not collect_only)  # before a tool venv is built
+    spec = options.obelize
+    if mode == "fixtures" and spec:
+        raise pytest.UsageError(
+            "--fixtures-only runs the obelize installed beside the harness; --obelize does not apply"
+        )
+    tool_json: dict[str, object] | None = None
+    tool_checkout: str | None = None
+    packs: dict[str, dict[str, object]] = {}
+    if not collect_only:
+        from pytest_obelize_bench.tool.info import ToolError
+        from pytest_obelize_bench.tool.venv import pack_provenance, resolve_tool
+
+        try:
+            tool = resolve_tool(spec, tool_root=work_root / "tools", exclude_newer=exclude_newer)
+        except ToolError as exc:
+            raise pytest.UsageError(f"--obelize: {exc}") from None
+        tool_json = json.loads(tool.to_json())
+        if tool.source == "checkout" and spec:  # remote workers need it at this very path (remote.py)
+            tool_checkout = str(Path(spec).expanduser().resolve())
+        for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
+            packs[pack] = {**pack_provenance(tool, pack)}
+    return RoundContext(
+        mode="fixtures" if mode == "fixtures" else "round",
+        round=options.round,
+        project_root=str(rootdir),
+        cases_path=str(option_path(config, options.cases, rootdir)),
+        fixtures_dir=str(option_path(config, options.fixtures, rootdir)),
+        results_dir=str(option_path(config, options.results, rootdir)),
+        work_root=str(work_root),
+        repo_cache=str(Path(cache_option).expanduser().resolve()) if cache_option else None,
+        interpreter_policy=options.interpreter,
+        python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),
+        exclude_newer=exclude_newer,
+        uv_cache=str(default_uv_cache(work_root)),
+        allow_dirty=allow_dirty,
+        tool=tool_json,
+        packs=packs,
+        harness=harness,
+        step_limits=step_limits,
+        sandbox=sandbox,
+        work_token=write_session_marker(work_root),
+        cases_sha256=file_sha256(option_path(config, options.cases, rootdir)) if mode == "round" else None,
+        tool_checkout=tool_checkout,
+    )
+
+
+def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]:
+    """``--bench-sandbox`` decided once, on the controller: bwrap is probed here and nowhere else."""
+    options = options_of(config)
+    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, Settings, choose
+
+    mode = options.sandbox
+    if not probe:  # --collect-only runs no step
+        return Settings(mode=mode).to_json()
+    try:
+        return choose(mode).to_json()
+    except SandboxUnavailable as exc:
+        raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
+
+
+__all__ = ["build_context", "load_items", "option_path", "sandbox_settings"]

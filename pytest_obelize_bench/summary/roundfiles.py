@@ -1,0 +1,288 @@
+"""A round's files on disk: finding rounds, loading their published records, writing the outputs.
+
+Loading goes through ``published.read_published`` (only ``<id>.json`` for ids in the case file,
+each checked), so no stray or forged file can reach a figure. ``summarize --check`` fails on
+every problem found on the way: a refused record, a stored tier that disagrees with ``tier()``,
+an unknown file in a round folder, published records that are not one complete run's, or a
+document that differs from a fresh render.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_obelize_bench._util.safe_io import read_untrusted, write_atomically
+from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError, load_case_file
+from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.records.publication import Outcome, publish_run
+from pytest_obelize_bench.records.published import SUMMARY_NAME, read_published
+from pytest_obelize_bench.report.document import DOCUMENT_NAME, check_document, render_document
+from pytest_obelize_bench.report.round_block import render_round_block
+from pytest_obelize_bench.report.round_figures import RoundData
+from pytest_obelize_bench.report.summary_json import round_summary
+
+_ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
+
+
+# -- the error analysis (pytest_obelize_bench.error_analysis.commands renders and loads it) ---------------
+
+# The reviewer files (errors-round-N.yaml) sit beside the case file.
+
+
+def _errors_text(results_dir: Path, case_file: CaseFile, data: RoundData, block: str) -> str:
+    """The round's block followed by its error-analysis section, when it has one."""
+    from pytest_obelize_bench.error_analysis.commands import error_section
+
+    section = error_section(results_dir, case_file.path.parent, data.round, data.cases)
+    return block.rstrip("\n") + section if section else block
+
+
+def _errors_figures(results_dir: Path, case_file: CaseFile, data: RoundData) -> dict[str, Any]:
+    from pytest_obelize_bench.error_analysis.commands import error_summary
+
+    figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
+    return {} if figures is None else {"error_analysis": figures}
+
+
+def _errors_summaries(
+    results_dir: Path, case_file: CaseFile, loaded: Sequence[RoundData], *, write: bool
+) -> str | None:
+    from pytest_obelize_bench.error_analysis.commands import error_summary, summary_json_problem
+
+    for data in loaded:
+        figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
+        problem = summary_json_problem(results_dir, data.round, figures, write=write)
+        if problem is not None:
+            return problem
+    return None
+
+
+#: The largest collected error-analysis file read for pin counts.
+MAX_COLLECTED_BYTES = 20 * 1024 * 1024
+
+
+def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, Record]:
+    """Fill ``manifest_reported`` of records that predate it from the round's collected scan rows.
+
+    Round 1's records do not count manifest findings, but its collected file
+    (``results/errors/round-1.json``) lists every finding of every case, so a control's
+    "no pin" can still be shown rather than assumed.  Records on disk are not changed.
+    """
+    missing = [case for case, record in records.items() if record.measurements.manifest_reported is None]
+    if not missing:
+        return records
+    try:
+        rows = json.loads(read_untrusted(collected, MAX_COLLECTED_BYTES).decode("utf-8")).get("cases", {})
+    except (ValueError, AttributeError):
+        return records
+    filled = dict(records)
+    for case in missing:
+        row = rows.get(case) if isinstance(rows, dict) else None
+        findings = row.get("findings") if isinstance(row, dict) else None
+        if not isinstance(findings, list) or records[case].error is not None:
+            continue
+        pins = sum(1 for finding in findings if isinstance(finding, dict) and finding.get("kind") == "manifest")
+        record = records[case]
+        measurements = record.measurements.model_copy(update={"manifest_reported": pins})
+        filled[case] = record.model_copy(update={"measurements": measurements})
+    return filled
+
+
+def rounds_on_disk(results_dir: Path, case_file: CaseFile) -> list[int]:
+    """Every ``results/round-N/`` folder's N, plus the case file's round (which may not have run)."""
+    found = {case_file.round}
+    if Path(results_dir).is_dir():
+        for path in Path(results_dir).iterdir():
+            match = _ROUND_FOLDER.fullmatch(path.name)
+            if match and path.is_dir():
+                found.add(int(match.group(1)))
+    return sorted(found)
+
+
+@dataclass
+class LoadedRound:
+    """A round's inputs for rendering, and everything ``--check`` must fail on."""
+
+    data: RoundData
+    problems: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedRound:
+    """Round n's published records (checked), its publication note, and the problems found.
+
+    The case file's own round (or a later one) is every row of the file: a case with no record
+    shows as not run. An earlier round is the cases it has records for, so a case added since
+    does not appear in a round it was never part of.
+    """
+    from pytest_obelize_bench.records.publication_note import (
+        expected_cases,
+        publication_problems,
+        read_publication,
+    )
+
+    folder = Path(results_dir) / f"round-{n}"
+    published = read_published(folder, [case.id for case in case_file.cases])
+    records = _with_pin_counts(published.records, Path(results_dir) / "errors" / f"round-{n}.json")
+    earlier = n < case_file.round
+    cases = [case for case in case_file.cases if case.id in records] if earlier else list(case_file.cases)
+    problems = list(published.problems)
+    note: dict[str, Any] | None = None
+    try:
+        publication = read_publication(folder)
+    except RecordError:
+        publication = None
+    if publication is not None:
+        note = {
+            "run": publication.run,
+            "infrastructure_errors": publication.infrastructure_errors,
+            "with_infrastructure_errors": publication.with_infrastructure_errors,
+        }
+    expected = expected_cases(case_file, n) if n >= case_file.round else sorted(records)
+    problems.extend(publication_problems(Path(results_dir), n, published, expected))
+    # Repeats and their graded facts, read as untrusted evidence (evidence.py).
+    from pytest_obelize_bench.grading.grade import expected_rows
+    from pytest_obelize_bench.records.evidence import read_round_facts
+
+    rows = {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
+    # Hostile evidence (a symlinked or malformed graded-facts file) stops the render in one line.
+    attempts = read_round_facts(folder, rows)
+    data = RoundData(round=n, cases=cases, records=records, publication=note, attempts=attempts)
+    return LoadedRound(data, problems, [str(folder / name) for name in published.unknown])
+
+
+def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
+    """Round n's inputs for rendering (problems are ``summarize --check``'s to report)."""
+    return read_round_folder(results_dir, case_file, n).data
+
+
+def _dump(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def publish_round(
+    results_dir: Path,
+    case_file: CaseFile,
+    n: int,
+    run_id: str,
+    *,
+    allow_infrastructure_errors: bool = False,
+) -> Outcome:
+    """Publish a run as round ``n`` (``records.publication``), then rewrite the round's document."""
+    outcome = publish_run(results_dir, case_file, n, run_id, allow_infrastructure_errors=allow_infrastructure_errors)
+    if outcome.published:
+        document, _ = write_round_outputs(results_dir, case_file, n)
+        outcome.lines.append(f"summary: {document}")
+    return outcome
+
+
+def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple[Path, Path]:
+    """Rewrite round n's block of the results document and ``results/round-N/summary.json``."""
+    results_dir = Path(results_dir)
+    data = load_round(results_dir, case_file, n)
+    document = results_dir / DOCUMENT_NAME
+    existing = document.read_text(encoding="utf-8") if document.exists() else None
+    block, errors = render_round_block(data), {}
+    # An unreadable error-analysis file never costs the round its block; --check names it.
+    with contextlib.suppress(ValueError):
+        block, errors = _errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
+    write_atomically(document, render_document(existing, {n: block}))
+    summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
+    write_atomically(summary_path, _dump({**round_summary(data), **errors}))
+    return document, summary_path
+
+
+def _rounds_text(rounds: Sequence[int]) -> str:
+    return ("round " if len(rounds) == 1 else "rounds ") + ", ".join(str(n) for n in rounds)
+
+
+def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: TextIO | None = None) -> int:
+    """``obelize-bench summarize [--check]``: 0 on success, 1 with a one-line reason otherwise.
+
+    With ``check``, compare the document with a fresh render of every round on disk, report every
+    problem of the round folders, and write nothing; without it, rewrite every round's block (from
+    the records that pass the checks) and say which file was written.
+    """
+    stream = out if out is not None else sys.stdout
+    results_dir = Path(results_dir)
+    document = results_dir / DOCUMENT_NAME
+    # The decisions list (decision_list.py) and the Gate 1 and dry-run blocks (measure_document.py)
+    # are blocks of their own, with their own checks.
+    from pytest_obelize_bench.measure.document import (
+        apply_measurements,
+        check_measurements,
+    )
+    from pytest_obelize_bench.promotion.decision_list import (
+        check_decisions,
+        render_decisions,
+        with_decisions,
+    )
+    from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
+
+    try:
+        case_file = load_case_file(case_file_path)
+        rounds = rounds_on_disk(results_dir, case_file)
+        loaded = {n: read_round_folder(results_dir, case_file, n) for n in rounds}
+        blocks = {
+            n: _errors_text(results_dir, case_file, round_.data, render_round_block(round_.data))
+            for n, round_ in loaded.items()
+        }
+        stale = _errors_summaries(results_dir, case_file, [round_.data for round_ in loaded.values()], write=not check)
+        decisions = render_decisions(
+            [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
+        )
+    except (CaseFileError, RecordError, EvidenceError, ValueError) as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"obelize-bench summarize: {line}", file=stream)
+        return 1
+    problems = [problem for round_ in loaded.values() for problem in round_.problems]
+    unknown = [path for round_ in loaded.values() for path in round_.unknown]
+    if check:
+        for problem in problems:
+            print(f"obelize-bench summarize --check: {problem}", file=stream)
+        for path in unknown:
+            print(f"obelize-bench summarize --check: unknown file in a round folder: {path}", file=stream)
+        reason = (
+            check_document(document, blocks)
+            or stale
+            or check_decisions(document, decisions)
+            or check_measurements(document, results_dir, case_file_path)
+        )
+        if reason is not None:
+            print(f"{document} is stale: {reason}; run `obelize-bench summarize` to regenerate it", file=stream)
+            return 1
+        if problems or unknown:
+            return 1
+        print(f"{document} is up to date ({_rounds_text(rounds)})", file=stream)
+        return 0
+    for problem in problems:
+        print(f"obelize-bench summarize: warning: {problem}", file=stream)
+    try:
+        existing = document.read_text(encoding="utf-8") if document.exists() else None
+        text = apply_measurements(
+            with_decisions(render_document(existing, blocks), decisions), results_dir, case_file_path
+        )
+    except (OSError, ValueError) as exc:
+        print(f"obelize-bench summarize: {document}: {exc}", file=stream)
+        return 1
+    write_atomically(document, text)
+    print(f"wrote {document} ({_rounds_text(rounds)})", file=stream)
+    return 0
+
+
+__all__ = [
+    "LoadedRound",
+    "load_round",
+    "publish_round",
+    "read_round_folder",
+    "rounds_on_disk",
+    "summarize",
+    "write_round_outputs",
+]

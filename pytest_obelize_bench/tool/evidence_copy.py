@@ -1,0 +1,65 @@
+"""What of a run folder may be published, and copying it beside a round's records.
+
+The graded documents are always kept; obelize's ``patch.diff`` quotes the repository, so it is
+kept only when the repository's licence lets its code be republished.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pytest_obelize_bench._util.safe_io import NotRegular, TooLarge, read_bounded, write_atomically
+from pytest_obelize_bench.tool.run_documents import DOCUMENTS, MAX_DOCUMENT_BYTES, PATCH
+from pytest_obelize_bench.tool.runfolder import open_run_folder
+
+_PERMISSIVE = re.compile(r"MIT|BSD-[0-9]+-Clause|Apache-2\.0|ISC", re.IGNORECASE)
+
+
+def patch_publishable(license: str | None) -> bool:
+    """Whether a repository's patch.diff may be published: MIT, BSD-n-Clause, Apache-2.0 or ISC.
+
+    ``license`` is an SPDX identifier.  A flat ``A OR B`` expression is publishable when one
+    alternative is, ``A AND B`` only when all are; anything else (null, ``none``, NOASSERTION,
+    a copyleft id, parentheses, ``WITH``) is not.
+    """
+    if license is None:
+        return False
+    text = license.strip()
+    if not text or "(" in text or ")" in text or re.search(r"\bWITH\b", text):
+        return False
+    if re.search(r"\s", text):
+        ors = re.split(r"\s+OR\s+", text)
+        if len(ors) > 1:
+            return any(patch_publishable(part) for part in ors)
+        ands = re.split(r"\s+AND\s+", text)
+        if len(ands) > 1:
+            return all(patch_publishable(part) for part in ands)
+        return False
+    return _PERMISSIVE.fullmatch(text) is not None
+
+
+def copy_artefacts(folder: Path, dest: Path, *, publish_patch: bool) -> list[str]:
+    """Copy the graded documents (and patch.diff when ``publish_patch``) from ``folder`` to ``dest``.
+
+    Only regular files (never through a symlink) within ``MAX_DOCUMENT_BYTES`` are copied; each is
+    written beside its name and renamed, so ``dest`` never holds half a file.  Returns the names
+    copied, in order; a file that is missing or fails a check is skipped, not copied.
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    names = [*DOCUMENTS, *([PATCH] if publish_patch else [])]
+    copied: list[str] = []
+    fd = open_run_folder(Path(folder), "fix", Path(folder).name)
+    try:
+        for name in names:
+            try:
+                data = read_bounded(Path(name), MAX_DOCUMENT_BYTES, dir_fd=fd)
+            except (OSError, TooLarge, NotRegular):
+                continue
+            write_atomically(dest / name, data)
+            copied.append(name)
+    finally:
+        os.close(fd)
+    return copied

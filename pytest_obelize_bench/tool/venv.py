@@ -1,0 +1,396 @@
+"""The controller's tool environment: which obelize the round runs, its venv, and its provenance.
+
+``resolve_tool`` runs once per session on the controller; its ``ToolInfo`` travels to the workers
+as JSON.  Three sources:
+
+* ``None``: the obelize installed beside the harness, run by ``sys.executable``.
+* a requirement pinned with ``==`` (``obelize==0.7.0``): a tool venv of its own under
+  ``tool_root`` (``uv venv`` with the running interpreter, then ``uv pip install``).
+* a path to an obelize source checkout: a tool venv with the checkout installed *editable*, so
+  the code that runs is the checkout's own ``src/`` as it is on disk (the protocol wants the
+  round to name the code that ran, not an installed copy), while its dependencies come from the
+  checkout's own pyproject.  A probe checks ``obelize`` is really imported from the checkout.
+  The commit and dirty flag come from git; both are null for a release.
+
+A tool venv is kept across sessions under a folder named for its key: the spec, the install's
+``exclude_newer`` (the round's, so the tool's dependencies resolve as of the same cutoff as every
+other install) and the harness interpreter.  The same key finds the same venv and installs
+nothing; a different cutoff builds a venv of its own beside it.  A marker written last says the
+build finished; creation is serialised with a lock file, so xdist workers or two sessions never
+build one venv at once.
+
+obelize always runs isolated (``python -I``): the checkout under test is the working directory of
+the fix step, and without ``-I`` a repository's own ``yaml.py`` or ``obelize/`` would be imported
+in place of the tool's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_obelize_bench._util.locks import exclusive_lock
+from pytest_obelize_bench.isolation.executor import Answer, run_program
+from pytest_obelize_bench.isolation.gitquery import git_output
+from pytest_obelize_bench.isolation.policy import (
+    BASE_ENVIRONMENT,
+    NO_INTERPRETER_DOWNLOADS,
+    TOOL_INSTALL_ENVIRONMENT,
+    TOOL_INSTALL_S,
+    TOOL_PROBE_S,
+    TOOL_VENV_S,
+    inherited,
+    uv_binary,
+)
+from pytest_obelize_bench.tool.info import Source, ToolError, ToolInfo
+
+MARKER = "bench-tool.json"
+
+#: Runs in the tool's interpreter: what obelize it imports, and whether ``-m obelize`` works.
+PROBE_PROGRAM = """\
+import importlib.metadata, importlib.util, json, sys
+out = {"version": None, "module_version": None, "file": None, "main": False}
+try:
+    out["version"] = importlib.metadata.version("obelize")
+except Exception:
+    pass
+try:
+    spec = importlib.util.find_spec("obelize")
+    if spec is not None:
+        out["file"] = spec.origin
+        import obelize
+        value = getattr(obelize, "__version__", None)
+        out["module_version"] = value if isinstance(value, str) else None
+        out["main"] = importlib.util.find_spec("obelize.__main__") is not None
+except Exception:
+    pass
+print(json.dumps(out))
+"""
+
+#: Runs in the tool's interpreter: the pack's sha256 and its ScanSpec digest, from obelize's own
+#: loader; a field the tool version cannot answer stays null.
+PACK_PROGRAM = """\
+import json, sys
+out = {"pack": sys.argv[1], "pack_sha256": None, "spec_sha256": None}
+try:
+    from obelize.packs import loader
+    loaded = loader.load(sys.argv[1])
+    out["pack_sha256"] = loaded.sha256
+    out["spec_sha256"] = loader.spec_digest(loader.to_scan_spec(loaded))
+except Exception:
+    pass
+print(json.dumps(out))
+"""
+
+_RUN_MAIN = "import sys; from obelize.cli import main; sys.exit(main())"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def install_environment(home: Path, source: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """What building a tool venv sees: the allow-listed names, an own HOME, no interpreter downloads."""
+    env = inherited(TOOL_INSTALL_ENVIRONMENT, source)
+    env["HOME"] = os.fspath(home)
+    env.update(NO_INTERPRETER_DOWNLOADS)
+    return env
+
+
+def _execute(argv: Sequence[str], *, timeout: float, cwd: Path, env: Mapping[str, str], log: Path) -> Answer:
+    return run_program(argv, env=env, timeout=timeout, cwd=cwd, log=log)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def _probe(python: str, *, cwd: Path, log: Path) -> dict[str, Any]:
+    answer = _execute(
+        [python, "-I", "-c", PROBE_PROGRAM], timeout=TOOL_PROBE_S, cwd=cwd, env=inherited(BASE_ENVIRONMENT), log=log
+    )
+    if answer.timed_out or answer.exit_code != 0:
+        raise ToolError(f"{python} could not be asked which obelize it imports: {_last_line(answer.output)}")
+    try:
+        found = json.loads(answer.output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise ToolError(f"{python} gave no answer about obelize: {_last_line(answer.output)}") from None
+    if not isinstance(found, dict) or not found.get("file"):
+        raise ToolError(f"{python} cannot import obelize")
+    return found
+
+
+def _info(
+    python: str,
+    answer: Mapping[str, Any],
+    *,
+    source: Source,
+    spec: str | None,
+    commit: str | None = None,
+    tree_dirty: bool | None = None,
+) -> ToolInfo:
+    version = answer.get("module_version") or answer.get("version")
+    if not isinstance(version, str) or not version:
+        raise ToolError(f"{python} imports an obelize that does not say its version")
+    prefix = (python, "-I", "-m", "obelize") if answer.get("main") else (python, "-I", "-c", _RUN_MAIN)
+    return ToolInfo(
+        argv_prefix=prefix,
+        python=python,
+        version=version,
+        commit=commit,
+        tree_dirty=tree_dirty,
+        source=source,
+        spec=spec,
+    )
+
+
+# -- tool venvs -----------------------------------------------------------------------------
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def read_marker(venv: Path) -> dict[str, Any] | None:
+    """The key a finished tool venv was built to, or None (no venv, or its build never finished)."""
+    try:
+        data = json.loads((venv / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_marker(venv: Path, marker: Mapping[str, Any]) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{MARKER}.", dir=venv)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(dict(marker), stream, sort_keys=True)
+    os.replace(temporary, venv / MARKER)
+
+
+def _uv() -> str:
+    try:
+        return uv_binary()
+    except ImportError:
+        raise ToolError("the uv package is not installed beside the harness; it builds tool venvs") from None
+
+
+def _remove(venv: Path) -> None:
+    if venv.is_symlink() or (venv.exists() and not venv.is_dir()):
+        venv.unlink()
+    elif venv.exists():
+        shutil.rmtree(venv)
+
+
+def _ensure_venv(venv: Path, marker: Mapping[str, Any], install: Sequence[str], *, what: str) -> str:
+    """The python of ``venv`` built to ``marker``: reused if its marker matches, else rebuilt.
+
+    Holds ``<venv>.lock`` while it looks and builds.  The marker is written last, so a venv whose
+    build was interrupted is never reused.  ``marker["exclude_newer"]``, when set, is the cutoff
+    the install resolves at.
+    """
+    root = venv.parent
+    root.mkdir(parents=True, exist_ok=True)
+    python = _venv_python(venv)
+    with exclusive_lock(root / f"{venv.name}.lock"):
+        if read_marker(venv) == dict(marker) and python.exists():
+            return os.fspath(python)
+        _remove(venv)
+        home = root / "home"
+        home.mkdir(exist_ok=True)
+        env = install_environment(home)
+        uv = _uv()
+        logs = root / "logs"
+        made = _execute(
+            [uv, "venv", "--quiet", "--python", sys.executable, os.fspath(venv)],
+            timeout=TOOL_VENV_S,
+            cwd=root,
+            env=env,
+            log=logs / f"{venv.name}.venv.log",
+        )
+        if made.timed_out or made.exit_code != 0:
+            raise ToolError(f"{what}: uv venv failed (exit {made.exit_code}): {_last_line(made.output)}")
+        cutoff = marker.get("exclude_newer")
+        pinned = ["--exclude-newer", str(cutoff)] if cutoff else []
+        done = _execute(
+            [uv, "pip", "install", "--python", os.fspath(python), *pinned, *install],
+            timeout=TOOL_INSTALL_S,
+            cwd=root,
+            env=env,
+            log=logs / f"{venv.name}.install.log",
+        )
+        if done.timed_out:
+            raise ToolError(f"{what}: uv pip install outlasted {TOOL_INSTALL_S:g}s")
+        if done.exit_code != 0:
+            raise ToolError(f"{what}: uv pip install failed (exit {done.exit_code}): {_last_line(done.output)}")
+        _write_marker(venv, marker)
+        return os.fspath(python)
+
+
+def venv_key(spec: str, exclude_newer: str | None, **more: str) -> dict[str, Any]:
+    """What a tool venv is built to: the spec, the install's cutoff, the harness interpreter."""
+    return {
+        "spec": spec,
+        "exclude_newer": exclude_newer,
+        "python": sys.executable,
+        "python_version": sys.version,
+        **more,
+    }
+
+
+def key_digest(key: Mapping[str, Any]) -> str:
+    """Twelve hex digits naming a tool venv's folder after its key."""
+    return hashlib.sha256(json.dumps(dict(key), sort_keys=True).encode("utf-8")).hexdigest()[:12]
+
+
+def _parse_requirement(spec: str) -> Any:
+    """The spec as a ``packaging`` Requirement, or None when it is not one."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(spec)
+    except InvalidRequirement:
+        return None
+
+
+def _pinned_version(spec: str) -> Any:
+    """The one release ``spec`` pins (a ``packaging`` Version), or ``ToolError`` saying what is wrong."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    requirement = _parse_requirement(spec)
+    if requirement is None:
+        raise ToolError(
+            f"obelize spec {spec!r} is neither a requirement such as obelize==0.7.0 nor a path "
+            "(write ./name for a folder in the current directory)"
+        )
+    if canonicalize_name(requirement.name) != "obelize":
+        raise ToolError(f"obelize spec {spec!r} names {requirement.name!r}, not obelize")
+    if requirement.url or requirement.extras or requirement.marker:
+        raise ToolError(f"obelize spec {spec!r}: give a plain pin such as obelize==0.7.0 (no URL, extras or marker)")
+    specifiers = list(requirement.specifier)
+    if len(specifiers) != 1 or specifiers[0].operator != "==" or "*" in specifiers[0].version:
+        raise ToolError(f"obelize spec {spec!r} is not pinned; name one release, e.g. obelize==0.7.0")
+    try:
+        return Version(specifiers[0].version)
+    except InvalidVersion:
+        raise ToolError(f"obelize spec {spec!r}: {specifiers[0].version!r} is not a version") from None
+
+
+def _resolve_requirement(spec: str, tool_root: Path, exclude_newer: str | None) -> ToolInfo:
+    from packaging.version import InvalidVersion, Version
+
+    pinned = _pinned_version(spec)
+    canonical = f"obelize=={pinned}"
+    key = venv_key(canonical, exclude_newer)
+    venv = tool_root / f"obelize-{pinned}-{key_digest(key)}"
+    python = _ensure_venv(venv, key, [canonical], what=spec)
+    answer = _probe(python, cwd=tool_root, log=tool_root / "logs" / f"{venv.name}.probe.log")
+    info = _info(python, answer, source="requirement", spec=spec)
+    try:
+        if Version(info.version) != pinned:
+            raise ToolError(f"{spec}: the tool venv imports obelize {info.version}")
+    except InvalidVersion:
+        raise ToolError(f"{spec}: the tool venv imports obelize {info.version!r}, not a version") from None
+    return info
+
+
+def _resolve_checkout(spec: str, tool_root: Path, exclude_newer: str | None) -> ToolInfo:
+    path = Path(spec).expanduser()
+    if not path.is_dir():
+        raise ToolError(f"obelize spec {spec!r} is not a directory")
+    path = path.resolve()
+    package = next((p for p in (path / "src" / "obelize", path / "obelize") if (p / "__init__.py").is_file()), None)
+    pyproject = path / "pyproject.toml"
+    if package is None or not pyproject.is_file():
+        raise ToolError(f"{spec} is not an obelize source checkout (no pyproject.toml beside src/obelize/)")
+    # The folder is named for the checkout and the cutoff; a changed pyproject rebuilds it in place.
+    venv = tool_root / f"checkout-{key_digest(venv_key(os.fspath(path), exclude_newer))}"
+    project_sha = hashlib.sha256(pyproject.read_bytes()).hexdigest()
+    marker = venv_key(os.fspath(path), exclude_newer, pyproject_sha256=project_sha)
+    python = _ensure_venv(venv, marker, ["--editable", os.fspath(path)], what=spec)
+    answer = _probe(python, cwd=tool_root, log=tool_root / "logs" / f"{venv.name}.probe.log")
+    imported = Path(str(answer["file"])).resolve()
+    if not imported.is_relative_to(package.resolve()):
+        raise ToolError(f"{spec}: the tool venv imports obelize from {imported}, not from the checkout")
+    head = git_output(path, "rev-parse", "HEAD", own_home=True)
+    commit = head.strip() if head and re.fullmatch(r"[0-9a-f]{40,64}", head.strip()) else None
+    status = git_output(path, "status", "--porcelain", own_home=True) if commit else None
+    dirty = None if status is None else bool(status.strip())
+    return _info(python, answer, source="checkout", spec=spec, commit=commit, tree_dirty=dirty)
+
+
+def resolve_tool(spec: str | None, *, tool_root: Path, exclude_newer: str | None = None) -> ToolInfo:
+    """Resolve which obelize the session runs (see the module docstring); ``ToolError`` if it cannot.
+
+    A spec that parses as a requirement must pin obelize with ``==``; one that does not, and
+    contains ``/`` or starts with ``.`` or ``~``, is a path to a source checkout.  A tool venv's
+    install resolves as of ``exclude_newer``, or of the harness's ``UV_EXCLUDE_NEWER`` without it.
+    """
+    tool_root = Path(tool_root)
+    if spec is None:
+        with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
+            answer = _probe(sys.executable, cwd=Path(scratch), log=Path(scratch) / "probe.log")
+        return _info(sys.executable, answer, source="installed", spec=None)
+    text = spec.strip()
+    if not text:
+        raise ToolError("the obelize spec is empty; give obelize==X.Y.Z or a path to a checkout")
+    cutoff = exclude_newer or os.environ.get("UV_EXCLUDE_NEWER") or None
+    if _parse_requirement(text) is None and ("/" in text or text.startswith((".", "~"))):
+        return _resolve_checkout(text, tool_root, cutoff)
+    return _resolve_requirement(text, tool_root, cutoff)
+
+
+# -- provenance -----------------------------------------------------------------------------
+
+
+def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
+    """``{"pack", "pack_sha256", "spec_sha256"}`` from obelize's own pack loader, run in the tool.
+
+    Either hash is null when the tool version has no such API or cannot load the pack; this never
+    raises for the tool's sake.
+    """
+    result: dict[str, str | None] = {"pack": pack, "pack_sha256": None, "spec_sha256": None}
+    env = inherited(BASE_ENVIRONMENT)
+    with tempfile.TemporaryDirectory(prefix="obelize-bench-pack-") as scratch:
+        env["HOME"] = scratch
+        try:
+            answer = _execute(
+                [tool.python, "-I", "-c", PACK_PROGRAM, pack],
+                timeout=TOOL_PROBE_S,
+                cwd=Path(scratch),
+                env=env,
+                log=Path(scratch) / "pack.log",
+            )
+        except OSError:
+            return result
+    if answer.timed_out or answer.exit_code != 0:
+        return result
+    try:
+        found = json.loads(answer.output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return result
+    if isinstance(found, dict):
+        for key in ("pack_sha256", "spec_sha256"):
+            value = found.get(key)
+            if isinstance(value, str) and _HEX64.fullmatch(value):
+                result[key] = value
+    return result
+
+
+__all__ = [
+    "MARKER",
+    "PACK_PROGRAM",
+    "PROBE_PROGRAM",
+    "install_environment",
+    "key_digest",
+    "pack_provenance",
+    "read_marker",
+    "resolve_tool",
+    "venv_key",
+]
