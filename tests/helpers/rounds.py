@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -123,3 +125,19 @@ def only_run(round_folder: Path) -> Path:
 
 def copy_tree(source: Path, destination: Path) -> None:
     shutil.copytree(source, destination, dirs_exist_ok=True)
+
+
+def run_pytest(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
+    environ["UV_CACHE_DIR"] = str(shared_uv_cache())
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=project,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1200,
+        stdin=subprocess.DEVNULL,
+    )

@@ -1,0 +1,166 @@
+"""Environment reuse: which installs share a resolution, and that a reused environment is still checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, resolved_after
+from tests.helpers import rounds
+from tests.helpers.rounds import run_pytest
+
+KEY_ARGS = {
+    "interpreter_used": "cpython-3.12.1-linux-x86_64-gnu",
+    "exclude_newer": "2026-12-01T00:00:00Z",
+    "uv_cache": "/cache",
+    "commands": [],
+    "installs": ["google-generativeai==0.8.6"],
+}
+
+
+def test_only_exact_pins_through_uv_are_shareable() -> None:
+    assert command_material([]) == []
+    pins = "uv pip install pytest==8.3.3 pytest-asyncio==0.24.0"
+    assert command_material([pins]) == [pins]
+    assert command_material(["uv pip install -e ."]) is None
+    assert command_material(["uv pip install pytest"]) is None
+    assert command_material(["python -m pip install pytest==8.3.3"]) is None
+    assert command_material(["uv pip install 'unbalanced"]) is None
+    # Without a checkout to read, a requirements file cannot be vouched for.
+    assert command_material(["uv pip install -r requirements.txt"]) is None
+
+
+def test_a_requirements_file_of_exact_pins_is_shared_by_its_content(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for checkout in (one, two):
+        checkout.mkdir()
+        (checkout / "requirements.txt").write_text("# tests\npytest==8.3.3  # runner\n\nrich==13.9.4\n")
+    command = ["uv pip install -r requirements.txt pytest-asyncio==0.24.0"]
+    first = command_material(command, one)
+    assert first is not None and first[0].startswith("uv pip install -r sha256:")
+    assert first[0].endswith(" pytest-asyncio==0.24.0")
+    assert command_material(command, two) == first
+    assert command_material(["uv pip install --requirement requirements.txt pytest-asyncio==0.24.0"], two) == first
+    (two / "requirements.txt").write_text("pytest==8.3.4\nrich==13.9.4\n")
+    assert command_material(command, two) != first
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "pytest>=8\n",  # a range resolves differently as the cutoff moves
+        "-e .\n",  # the checkout itself
+        "-r other.txt\n",  # an include the key would not cover
+        "--index-url https://example.invalid/simple\npytest==8.3.3\n",
+        "./vendored/pkg\n",
+        "pkg @ https://example.invalid/pkg.tar.gz\n",
+        b"pytest==8.3.3\n\xff\n",  # not UTF-8
+        "pytest==8.3.3\n" * 10_000,  # over the cap
+    ],
+)
+def test_a_requirements_file_with_anything_but_pins_is_not_shared(tmp_path: Path, content: str | bytes) -> None:
+    target = tmp_path / "requirements.txt"
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content)
+    assert command_material(["uv pip install -r requirements.txt"], tmp_path) is None
+
+
+def test_a_requirements_file_outside_the_checkout_or_behind_a_symlink_is_not_read(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("pytest==8.3.3\n")
+    (checkout / "linked.txt").symlink_to(outside)
+    (checkout / "folder.txt").mkdir()
+    for name in ("linked.txt", "../outside.txt", str(outside), "missing.txt", "folder.txt", "''"):
+        assert command_material([f"uv pip install -r {name}"], checkout) is None, name
+    assert command_material(["uv pip install -r"], checkout) is None
+
+
+def test_the_key_changes_with_each_part_and_is_none_when_unshared() -> None:
+    base = environment_key(**KEY_ARGS)  # type: ignore[arg-type]  # the dict's values are the right types
+    assert base is not None
+    for field, other in (
+        ("interpreter_used", "cpython-3.11.7-linux-x86_64-gnu"),
+        ("exclude_newer", "2026-11-01T00:00:00Z"),
+        ("uv_cache", "/other"),
+        ("commands", ["uv pip install pytest==8.3.3"]),
+        ("installs", ["google-generativeai==0.8.5"]),
+    ):
+        assert environment_key(**{**KEY_ARGS, field: other}) != base, field  # type: ignore[arg-type]
+    assert environment_key(**{**KEY_ARGS, "commands": None}) is None  # type: ignore[arg-type]
+    assert environment_key(**{**KEY_ARGS, "exclude_newer": None}) is None  # type: ignore[arg-type]
+
+
+def test_a_mark_older_than_the_cutoff_does_not_go_offline(tmp_path: Path) -> None:
+    marks = Marks(tmp_path)
+    key = "a" * 64
+    assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
+    marks.mark(key, "2026-11-30T00:00:00Z")
+    assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
+    marks.mark(key, "2026-12-01T00:00:01Z")
+    assert marks.can_go_offline(key, "2026-12-01T00:00:00Z")
+    assert not resolved_after("not json", "2026-12-01T00:00:00Z")
+    with pytest.raises(ValueError):
+        marks.mark("../escape", "2026-12-01T00:00:00Z")
+
+
+def test_a_symlinked_mark_is_refused(tmp_path: Path) -> None:
+    marks = Marks(tmp_path)
+    key = "b" * 64
+    target = tmp_path / "elsewhere.json"
+    target.write_text(json.dumps({"at": "2030-01-01T00:00:00Z"}), encoding="utf-8")
+    marks.root.mkdir(parents=True)
+    (marks.root / f"{key}.json").symlink_to(target)
+    assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
+
+
+@pytest.mark.slow
+def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    rows = [
+        rounds.case_row_from_fixture("trap-vertex", "ann", tmp_path),
+        # "2.24.00" installs 2.24.0, which is not the pin as written: version_mismatch, twice.
+        rounds.case_row_from_fixture("trap-vertex", "bob", tmp_path, to_version="2.24.00"),
+        rounds.case_row_from_fixture("trap-vertex", "cat", tmp_path, to_version="2.24.00"),
+    ]
+    # dan and eve install identical requirements files, so eve goes offline; fay's has a range.
+    for owner, requirements in (("dan", "pytest==8.3.3\n"), ("eve", "pytest==8.3.3\n"), ("fay", "pytest>=8\n")):
+        root = tmp_path / owner
+        row = rounds.case_row_from_fixture("trap-vertex", owner, root, install=["uv pip install -r requirements.txt"])
+        rows.append(rounds.with_files(row, root, {"requirements.txt": requirements}))
+    rounds.write_case_file(project / "cases" / "cases.yaml", rows)
+    done = run_pytest(
+        project,
+        "--bench-round=2",
+        "--bench-allow-dirty",
+        "--bench-interpreter=minor",
+        f"--bench-work={tmp_path / 'work'}",
+    )
+    records = rounds.read_records(rounds.only_run(project / "results" / "round-2"))
+    assert records, done.stdout[-3000:] + done.stderr[-2000:]
+
+    def step(case: str, name: str) -> dict[str, object]:
+        found: list[dict[str, object]] = [s for s in records[case]["steps"] if s["name"] == name]
+        return found[-1]
+
+    assert records["ann__trap-vertex"]["provenance"]["sdk_to"] == "2.24.0"
+    assert "--offline" not in step("ann__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    # bob shares ann's legacy environment; cat shares bob's whole one.
+    assert "--offline" in step("bob__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert "--offline" in step("cat__trap-vertex", "install-to")["argv"]  # type: ignore[operator]
+    assert step("cat__trap-vertex", "install-to")["exit_code"] == 0
+    assert "--offline" not in step("dan__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert "--offline" in step("eve__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert "--offline" not in step("fay__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    for case in ("dan__trap-vertex", "eve__trap-vertex", "fay__trap-vertex"):
+        assert records[case]["error"] is None, records[case]["error"]
+        assert records[case]["provenance"]["sdk_from"] == "0.8.6"
+    for case in ("bob__trap-vertex", "cat__trap-vertex"):
+        error = records[case]["error"]
+        assert records[case]["tier"] == "error" and error["reason"] == "version_mismatch", error
+        assert error["step"] == "install-to-check"

@@ -1,0 +1,594 @@
+"""The round block, summary.json and terminal lines: hand-built rounds pin each table, and the
+round-1 document on disk matches a fresh render."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench.casefile.cases import (
+    CaseFile,
+    Retired,
+    load_case_file,
+)
+from pytest_obelize_bench.grading.record import (
+    ErrorInfo,
+    Provenance,
+    SuiteResult,
+)
+from pytest_obelize_bench.report.compare import compare_rounds
+from pytest_obelize_bench.report.document import (
+    DOCUMENT_NAME,
+    begin_marker,
+    check_document,
+    end_marker,
+    render_document,
+)
+from pytest_obelize_bench.report.round_block import render_round_block
+from pytest_obelize_bench.report.round_figures import RoundData, round_figures
+from pytest_obelize_bench.report.round_terminal import terminal_lines
+from pytest_obelize_bench.report.summary_json import round_summary
+from pytest_obelize_bench.summary.roundfiles import (
+    load_round,
+    rounds_on_disk,
+    summarize,
+    write_round_outputs,
+)
+from tests.helpers.handbuilt import make_case, make_record
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "results"
+OUR_CASES = ROOT / "cases" / "cases.yaml"
+UPSTREAM_CASES = ROOT.parent / "shared" / "upstream" / "cases.yaml"
+
+
+def line_of(block: str, start: str) -> str:
+    """The one line of the block that starts with ``start``."""
+    found = [line for line in block.splitlines() if line.startswith(start)]
+    assert len(found) == 1, (start, found)
+    return found[0]
+
+
+def section(block: str, title: str) -> str:
+    """The text of one ``#### title`` section, up to the next heading."""
+    after = block.split(f"#### {title}", 1)[1]
+    return after.split("\n####", 1)[0]
+
+
+def twenty_five_of_twenty() -> RoundData:
+    """20 graded cases, each its own pattern: 12 dev (3 won) and 8 holdout (2 won); one control."""
+    cases, records = [], {}
+    for i in range(20):
+        split = "dev" if i < 12 else "holdout"
+        case_id = f"case{i:02d}"
+        cases.append(make_case(case_id, split, (f"google.generativeai.symbol{i}",)))
+        won = i in (0, 1, 2, 12, 13)
+        records[case_id] = make_record(case_id, "verified_success" if won else "partial", split)
+    cases.append(make_case("ctl", control=True))
+    records["ctl"] = make_record("ctl", "unsupported", control=True, detected=0, patch_applied=False)
+    return RoundData(round=3, cases=cases, records=records)
+
+
+# -- the headline ------------------------------------------------------------------------------
+
+
+def test_headline_counts_and_wilson_intervals() -> None:
+    block = render_round_block(twenty_five_of_twenty())
+    headline = section(block, "Headline")
+    assert "| Cases | all | 20 | 5 | 25.0% [11.2%, 46.9%] |" in headline
+    assert "| Cases | dev | 12 | 3 | 25.0% [8.9%, 53.2%] |" in headline
+    assert "| Cases | holdout | 8 | 2 | 25.0% [7.1%, 59.1%] |" in headline
+    assert "| Unique patterns | all | 20 | 5 | 25.0% [11.2%, 46.9%] |" in headline
+    assert "n = 0, rate `--`" in headline  # no model arm
+
+
+def test_no_rate_without_interval() -> None:
+    block = render_round_block(twenty_five_of_twenty())
+    for line in block.splitlines():
+        if "%" in line and "95% Wilson" not in line:
+            assert "%]" in line, line
+
+
+def test_round_with_no_records_is_not_yet_run() -> None:
+    data = RoundData(
+        round=2, cases=[make_case("a"), make_case("b", "holdout"), make_case("c", control=True)], records={}
+    )
+    block = render_round_block(data)
+    assert block.startswith("### Round 2\n")
+    assert "Not yet run" in block
+    assert "| Records | not yet run |" in block
+    assert "| Provenance | not yet run |" in block
+    assert "| dev / holdout | 1 / 1 |" in block
+    headline = section(block, "Headline")
+    for scope in ("Cases", "Unique patterns"):
+        for split in ("all", "dev", "holdout"):
+            assert f"| {scope} | {split} | 0 | 0 | -- |" in headline
+    assert "%]" not in headline
+    # the ceiling is published before the round runs
+    assert "| **Total** | dev 1 of 1, holdout 1 of 1 | **2 of 2** | -- |" in block
+    assert "| `c` | already-migrated | -- | -- | -- | not yet run |" in block
+    summary = round_summary(data)
+    assert summary["status"] == "not_run"
+    assert summary["provenance"] is None
+    assert all(row["rate"] is None and row["low"] is None for row in summary["headline"])
+
+
+def test_null_human_edits_prints_dashes_never_zero() -> None:
+    data = RoundData(
+        round=1,
+        cases=[make_case("a"), make_case("b")],
+        records={
+            "a": make_record("a", "patched_unverified", human_edits=None, forbidden_reported=None),
+            "b": make_record("b", human_edits=0),
+        },
+    )
+    table = section(render_round_block(data), "Every graded case")
+    row_a = line_of(table, "| `a` |").split(" | ")
+    row_b = line_of(table, "| `b` |").split(" | ")
+    # Case, Split, Arm, Tier, Detected, FP, Missed, Forbidden, Unmigrated, Human edits, Runtime
+    assert row_a[7] == "--" and row_a[9] == "--"
+    assert row_b[7] == "0" and row_b[9] == "0"
+
+
+def test_forty_near_identical_cases_are_one_pattern_that_wins_if_any_member_wins() -> None:
+    cases = [make_case(f"c{i:02d}") for i in range(40)]
+    records = {c.id: make_record(c.id, "partial") for c in cases}
+    records["c17"] = make_record("c17", "verified_success")
+    data = RoundData(round=1, cases=cases, records=records)
+    assert "| Unique patterns (`pattern_key`) | 1 |" in render_round_block(data)
+    figures = round_figures(data)
+    assert figures.counts.unique_patterns == 1
+    assert figures.headline_rate("cases", "all").format() == "2.5% [0.4%, 12.9%]"
+    patterns = figures.headline_rate("patterns", "all")
+    assert (patterns.k, patterns.n, patterns.format()) == (1, 1, "100.0% [20.7%, 100.0%]")
+    records["c17"] = make_record("c17", "partial")
+    patterns = round_figures(data).headline_rate("patterns", "all")
+    assert (patterns.k, patterns.n, patterns.format()) == (0, 1, "0.0% [0.0%, 79.3%]")
+
+
+def test_a_pattern_spanning_both_sides_counts_on_both() -> None:
+    cases = [make_case("d", "dev"), make_case("h", "holdout")]
+    records = {"d": make_record("d", "verified_success", "dev"), "h": make_record("h", "partial", "holdout")}
+    figures = round_figures(RoundData(round=1, cases=cases, records=records))
+    patterns = {row.split: (row.rate.k, row.rate.n) for row in figures.headline if row.scope == "patterns"}
+    assert patterns == {"all": (1, 1), "dev": (1, 1), "holdout": (0, 1)}
+
+
+def test_model_arm_is_never_in_the_headline() -> None:
+    cases = [make_case("rules1"), make_case("rules2"), make_case("model1", pattern=("google.generativeai.x",))]
+    records = {
+        "rules1": make_record("rules1", "partial"),
+        "rules2": make_record("rules2", "partial"),
+        "model1": make_record("model1", "verified_success", llm_tokens_in=1200),
+    }
+    data = RoundData(round=1, cases=cases, records=records)
+    block = render_round_block(data)
+    headline_table = section(block, "Headline").split("Model arm")[0]
+    assert "| Cases | all | 2 | 0 | 0.0% [0.0%, 65.8%] |" in headline_table
+    assert "| Unique patterns | all | 1 | 0 |" in headline_table
+    model_table = section(block, "Headline").split("Model arm")[1]
+    assert "| Cases | all | 1 | 1 | 100.0% [20.7%, 100.0%] |" in model_table
+    assert "| `model1` | dev | model | `verified_success` |" in block
+    tiers = section(block, "Outcome tiers")
+    assert "| `verified_success` | 0 | 0 | 0 | 1 |" in tiers
+    summary = round_summary(data)
+    assert summary["counts"]["headline_cases"] == 2
+    assert summary["counts"]["model_arm_cases"] == 1
+    assert summary["model_arm"][0] == {
+        "scope": "cases",
+        "split": "all",
+        "k": 1,
+        "n": 1,
+        "rate": 1.0,
+        "low": pytest.approx(0.2065, abs=1e-4),
+        "high": 1.0,
+        "method": "wilson",
+        "confidence": 0.95,
+    }
+    lines = terminal_lines(data, Path("results"), None)
+    assert any(line.startswith("model arm (never in the headline): n=1") for line in lines)
+
+
+def test_splits_come_from_the_rounds_records_not_the_case_file() -> None:
+    # The case file (a later round) moved m to dev; this round's record says holdout.
+    cases = [make_case("m", "dev"), make_case("s", "dev"), make_case("unrun", "holdout")]
+    records = {"m": make_record("m", "verified_success", "holdout"), "s": make_record("s", "partial", "dev")}
+    block = render_round_block(RoundData(round=1, cases=cases, records=records))
+    assert "| dev / holdout | 1 / 2 |" in block
+    assert "| Cases | holdout | 1 | 1 |" in block
+    assert "| Cases | dev | 1 | 0 |" in block
+    assert "| `m` | holdout | yes | -- |" in block
+    assert "| `unrun` | holdout | yes | -- |" in block  # no record: the case file's split
+    assert "| no record | 0 | 1 | 1 | -- |" in block
+
+
+def test_control_flag_comes_from_the_record() -> None:
+    cases = [make_case("x", "dev"), make_case("y", "dev")]
+    records = {
+        "x": make_record("x", "unsupported", control=True, detected=0, manifest_reported=0, patch_applied=False),
+        "y": make_record("y"),
+    }
+    block = render_round_block(RoundData(round=1, cases=cases, records=records))
+    assert "| Graded cases (n) | 1 |" in block
+    assert "| Negative controls | 1 |" in block
+    assert "| `x` | -- | 0 | 0 | `unsupported` | yes |" in block
+
+
+def test_ceiling_table_and_tally() -> None:
+    cases = [
+        make_case("a"),
+        make_case("b", test_cmd=None),
+        make_case("c", "holdout", test_cmd=None),
+        make_case("d", "holdout", retired=Retired(reason="gone", round=5)),
+        make_case("e", "holdout", retired=Retired(reason="gone", round=1)),
+    ]
+    block = render_round_block(RoundData(round=2, cases=cases, records={}))
+    ceiling = section(block, "Ceiling")
+    assert "| `a` | dev | yes | -- |" in ceiling
+    assert "| `b` | dev | no | no test command |" in ceiling
+    assert "| `d` | holdout | yes | -- |" in ceiling  # retired only from round 5 on
+    assert "| `e` | holdout | no | the case is retired |" in ceiling
+    assert (
+        "| **Total** | dev 1 of 2, holdout 1 of 3 | **2 of 5** | 2 no test command; 1 the case is retired |" in ceiling
+    )
+
+
+def test_controls_suites_and_errors() -> None:
+    cases = [make_case("ok"), make_case("boom"), make_case("ctl1", control=True), make_case("ctl2", control=True)]
+    records = {
+        "ok": make_record(
+            "ok",
+            tests_baseline=SuiteResult(status="pass", passed=3, failed=0, skipped=1),
+            tests_after=SuiteResult(status="pass", passed=None, failed=None, skipped=None),
+        ),
+        "boom": make_record(
+            "boom", "error", error=ErrorInfo(step="install", reason="install_failed", detail="exit 1 | see log")
+        ),
+        "ctl1": make_record(
+            "ctl1",
+            "unsupported",
+            control=True,
+            detected=0,
+            manifest_reported=0,
+            false_positive_edit=0,
+            patch_applied=False,
+        ),
+        "ctl2": make_record("ctl2", "wrong", control=True, detected=2, false_positive_edit=1),
+    }
+    block = render_round_block(RoundData(round=1, cases=cases, records=records))
+    suites = section(block, "What the suites did")
+    assert "| `ok` | `pass` | 3 / 0 / 1 | `pass` | -- |" in suites
+    assert "`boom`" not in suites
+    controls = section(block, "Negative controls")
+    assert "| `ctl1` | already-migrated | 0 | 0 | `unsupported` | yes |" in controls
+    assert "| `ctl2` | already-migrated | 2 | 1 | `wrong` | no |" in controls
+    assert "Held: 1 of 2 controls with a record, 50.0% [9.5%, 90.5%] (95% Wilson)." in controls
+    errors = section(block, "What errored")
+    assert "| `boom` | install | install_failed | infrastructure | exit 1 \\| see log |" in errors
+    assert "| Cases | all | 2 | 1 |" in block  # an errored case stays in n
+
+
+def test_a_control_that_reports_a_pin_did_not_hold_and_an_uncounted_one_is_unknown() -> None:
+    cases = [make_case("pin", control=True), make_case("old", control=True)]
+    records = {
+        "pin": make_record(
+            "pin",
+            "unsupported",
+            control=True,
+            detected=0,
+            manifest_reported=1,
+            false_positive_edit=0,
+            patch_applied=False,
+        ),
+        "old": make_record("old", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False),
+    }
+    controls = section(render_round_block(RoundData(round=1, cases=cases, records=records)), "Negative controls")
+    assert "| `pin` | already-migrated | 0 | 0 | `unsupported` | no |" in controls
+    assert "| `old` | already-migrated | 0 | 0 | `unsupported` | unknown (pins not counted) |" in controls
+    assert "Held: 0 of 2 controls with a record" in controls
+
+
+def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
+    from pytest_obelize_bench.summary.roundfiles import load_round
+
+    (tmp_path / "round-1").mkdir()
+    record = make_record("ctl", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False)
+    (tmp_path / "round-1" / "ctl.json").write_text(record.to_json(), encoding="utf-8")
+    case_file = CaseFile(
+        path=tmp_path / "c.yaml",
+        round=2,
+        from_version="0.8.6",
+        to_version="2.24.0",
+        cases=(make_case("ctl", control=True),),
+        split_moves=(),
+    )
+    assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported is None
+    (tmp_path / "errors").mkdir()
+    findings = [{"path": "requirements.txt", "line": 1, "kind": "manifest", "symbol": "google-generativeai"}]
+    (tmp_path / "errors" / "round-1.json").write_text(json.dumps({"cases": {"ctl": {"findings": findings}}}))
+    assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported == 1
+    assert json.loads((tmp_path / "round-1" / "ctl.json").read_text())["measurements"].get("manifest_reported") is None
+
+
+def test_no_suite_table_when_no_suite_ran() -> None:
+    data = RoundData(round=1, cases=[make_case("a")], records={"a": make_record("a", "patched_unverified")})
+    assert "What the suites did" not in render_round_block(data)
+
+
+def test_schema_2_fields_print_dashes() -> None:
+    record = make_record("a", "partial", schema_version=2, forbidden_reported=None)
+    block = render_round_block(RoundData(round=1, cases=[make_case("a")], records={"a": record}))
+    assert "| Records | 1 (schema_version 2) |" in block
+    assert line_of(section(block, "Every graded case"), "| `a` |").split(" | ")[7] == "--"
+
+
+def test_provenance_cell_ranges_dates_and_lists_interpreters() -> None:
+    first = make_record("a")
+    second = make_record("b").model_copy(
+        update={
+            "provenance": Provenance(
+                obelize_version="0.8.1",
+                pack_sha256="cd" * 32,
+                python_used="cpython-3.12.1-linux-x86_64-gnu",
+                run_at="2026-10-03T01:00:00Z",
+            )
+        }
+    )
+    block = render_round_block(
+        RoundData(round=1, cases=[make_case("a"), make_case("b")], records={"a": first, "b": second})
+    )
+    assert "| obelize | 0.8.0, 0.8.1 |" in block
+    assert "| Run on | 2026-10-02 to 2026-10-03 |" in block
+    assert "| Interpreters | `cpython-3.12.1-linux-x86_64-gnu` |" in block
+    assert "`abababababababab...`, `cdcdcdcdcdcdcdcd...`" in block
+
+
+def test_render_does_not_depend_on_the_order_of_the_inputs() -> None:
+    data = twenty_five_of_twenty()
+    shuffled = RoundData(
+        round=data.round,
+        cases=list(reversed(data.cases)),
+        records=dict(reversed(list(data.records.items()))),
+    )
+    assert render_round_block(shuffled) == render_round_block(data)
+    assert round_summary(shuffled) == round_summary(data)
+    assert "| `case00` |" in render_round_block(shuffled).split("| `case19` |")[0]
+
+
+# -- the document and --check -------------------------------------------------------------------
+
+
+def blocks_for(*rounds: int) -> dict[int, str]:
+    return {n: render_round_block(RoundData(round=n, cases=[make_case("a")], records={})) for n in rounds}
+
+
+def test_fresh_document_has_intro_markers_and_ascending_rounds(tmp_path: Path) -> None:
+    text = render_document(None, blocks_for(2, 1))
+    assert text.startswith("# Benchmark results\n")
+    assert "obelize-bench summarize --check" in text
+    assert text.index(begin_marker(1)) < text.index(end_marker(1)) < text.index(begin_marker(2))
+    path = tmp_path / DOCUMENT_NAME
+    path.write_text(text)
+    assert check_document(path, blocks_for(1, 2)) is None
+
+
+def test_hand_edit_inside_a_block_fails_the_check(tmp_path: Path) -> None:
+    path = tmp_path / DOCUMENT_NAME
+    path.write_text(
+        render_document(None, blocks_for(1, 2)).replace("| Graded cases (n) | 1 |", "| Graded cases (n) | 9 |", 1)
+    )
+    reason = check_document(path, blocks_for(1, 2))
+    assert reason == "round 1's block differs from a fresh render"
+    assert "\n" not in reason
+
+
+def test_missing_and_extra_blocks_fail_the_check(tmp_path: Path) -> None:
+    path = tmp_path / DOCUMENT_NAME
+    path.write_text(render_document(None, blocks_for(1)))
+    assert check_document(path, blocks_for(1, 3)) == "round 3 has no block"
+    path.write_text(render_document(None, blocks_for(1, 2)))
+    assert "round 2 has a block" in (check_document(path, blocks_for(1)) or "")
+    assert "does not exist" in (check_document(tmp_path / "absent.md", blocks_for(1)) or "")
+    path.write_text(render_document(None, blocks_for(1)).replace(end_marker(1), ""))
+    assert "round 1" in (check_document(path, blocks_for(1)) or "")
+
+
+def test_hand_written_text_is_kept_and_blocks_are_replaced_in_place() -> None:
+    first = render_document(None, blocks_for(2))
+    edited = first.replace("# Benchmark results\n", "# Benchmark results\n\nA note by hand.\n") + "\nTrailing notes.\n"
+    fresh = blocks_for(2)
+    fresh[2] = fresh[2].replace("### Round 2", "### Round 2 (again)")
+    updated = render_document(edited, fresh)
+    assert "A note by hand." in updated and "Trailing notes." in updated
+    assert "### Round 2 (again)" in updated and updated.count(begin_marker(2)) == 1
+    # a missing earlier round goes before the later one, so rounds stay ascending
+    with_one = render_document(updated, blocks_for(1))
+    assert with_one.index(end_marker(1)) < with_one.index(begin_marker(2))
+    assert render_document(with_one, blocks_for(1)) == with_one
+
+
+def test_every_generated_block_uses_the_one_spelling_of_its_markers() -> None:
+    from pytest_obelize_bench.measure.document import apply_blocks, stale_block
+    from pytest_obelize_bench.promotion.decision_list import render_decisions, with_decisions
+    from pytest_obelize_bench.report.document import block_begin, block_end
+
+    text = render_document(None, blocks_for(1))
+    decisions = render_decisions([("d.json", {"decision": "promote"})])
+    text = apply_blocks(with_decisions(text, decisions), {"gate1": "gate one\n"})
+    lines = text.splitlines()
+    for name in ("round-1", "decisions", "gate1"):
+        assert lines.count(block_begin(name)) == 1 and lines.count(block_end(name)) == 1, name
+    assert text.index(block_end("decisions")) < text.index(block_begin("round-1"))
+    # a begin line that lost its closing "-->" is no marker: the block counts as malformed, not as found
+    broken = text.replace(block_begin("gate1"), "<!-- gate1:begin: edited by hand")
+    assert "exactly one begin marker" in (stale_block(broken, {"gate1": "gate one\n"}) or "")
+    assert stale_block(text, {"gate1": "gate one\n"}) is None
+
+
+def copy_round_1(tmp_path: Path) -> Path:
+    results = tmp_path / "results"
+    shutil.copytree(RESULTS / "round-1", results / "round-1")
+    return results
+
+
+def case_file_path() -> Path:
+    if OUR_CASES.exists():
+        return OUR_CASES
+    if UPSTREAM_CASES.exists():
+        return UPSTREAM_CASES
+    pytest.skip("no case file to render against")
+
+
+def test_summarize_writes_then_checks_both_ways(tmp_path: Path) -> None:
+    results = copy_round_1(tmp_path)
+    cases = case_file_path()
+    out = io.StringIO()
+    assert summarize(results, cases, check=True, out=out) == 1
+    assert "does not exist" in out.getvalue()
+    out = io.StringIO()
+    assert summarize(results, cases, check=False, out=out) == 0
+    assert out.getvalue().startswith(f"wrote {results / DOCUMENT_NAME}")
+    out = io.StringIO()
+    assert summarize(results, cases, check=True, out=out) == 0, out.getvalue()
+    document = results / DOCUMENT_NAME
+    document.write_text(document.read_text().replace("| Negative controls | 3 |", "| Negative controls | 4 |", 1))
+    out = io.StringIO()
+    assert summarize(results, cases, check=True, out=out) == 1
+    assert len(out.getvalue().strip().splitlines()) == 1
+    assert "round 1's block differs from a fresh render" in out.getvalue()
+
+
+def test_summarize_reports_a_bad_record_in_one_line(tmp_path: Path) -> None:
+    results = copy_round_1(tmp_path)
+    (results / "round-1" / "broken.json").write_text("{not json")
+    out = io.StringIO()
+    assert summarize(results, case_file_path(), check=True, out=out) == 1
+    assert "broken.json" in out.getvalue()
+
+
+def test_rounds_on_disk_and_load_round(tmp_path: Path) -> None:
+    results = copy_round_1(tmp_path)
+    (results / "round-4").mkdir()
+    (results / "round-x").mkdir()
+    case_file = load_case_file(case_file_path())
+    assert rounds_on_disk(results, case_file) == sorted({1, 4, case_file.round})
+    data = load_round(results, case_file, 1)
+    assert len(data.records) == 23 and {c.id for c in data.cases} == set(data.records)
+    assert load_round(results, case_file, 7).records == {}
+
+
+def test_write_round_outputs(tmp_path: Path) -> None:
+    results = copy_round_1(tmp_path)
+    case_file = load_case_file(case_file_path())
+    document, summary_path = write_round_outputs(results, case_file, 1)
+    assert document == results / DOCUMENT_NAME
+    assert summary_path == results / "round-1" / "summary.json"
+    assert check_document(document, {1: render_round_block(load_round(results, case_file, 1))}) is None
+    summary = json.loads(summary_path.read_text())
+    assert summary["round"] == 1
+    assert summary["headline"][0]["method"] == "wilson" and summary["headline"][0]["confidence"] == 0.95
+    # the summary file is not read back as a record
+    assert len(load_round(results, case_file, 1).records) == 23
+
+
+# -- round 1, the published data ------------------------------------------------------------------
+
+
+def round_1() -> RoundData:
+    return load_round(RESULTS, load_case_file(case_file_path()), 1)
+
+
+def test_round_1_known_figures() -> None:
+    summary = round_summary(round_1())
+    counts = summary["counts"]
+    assert (counts["graded"], counts["dev"], counts["holdout"], counts["controls"]) == (20, 13, 7, 3)
+    assert counts["unique_patterns"] == 16
+    assert [(r["scope"], r["split"], r["k"], r["n"]) for r in summary["headline"]] == [
+        ("cases", "all", 0, 20),
+        ("cases", "dev", 0, 13),
+        ("cases", "holdout", 0, 7),
+        ("patterns", "all", 0, 16),
+        ("patterns", "dev", 0, 10),
+        ("patterns", "holdout", 0, 7),
+    ]
+    assert summary["ceiling"]["reachable"] == 0 and summary["ceiling"]["graded"] == 20
+    assert summary["ceiling"]["tally"] == {
+        "no test command": 16,
+        "a row the key marks `manual`": 3,
+        "a row the pack flags rather than edits": 1,
+    }
+    total = summary["tiers"]["total"]
+    assert (total["patched_unverified"], total["partial"], total["unsupported"], total["verified_success"]) == (
+        1,
+        5,
+        14,
+        0,
+    )
+    assert all(c["held"] is True for c in summary["controls"]["cases"])
+    assert summary["errors"] == []
+    assert summary["provenance"]["obelize_versions"] == ["0.1.0"]
+
+
+def test_round_1_document_on_disk_matches_a_fresh_render() -> None:
+    document = RESULTS / DOCUMENT_NAME
+    text = document.read_text(encoding="utf-8")
+    data = round_1()
+    # round 1's block ends with its error analysis (results/errors/round-1.json is committed)
+    from pytest_obelize_bench.summary.roundfiles import _errors_text
+
+    block = _errors_text(RESULTS, load_case_file(case_file_path()), data, render_round_block(data))
+    assert "#### Error analysis" in block
+    assert render_document(text, {1: block}) == text
+    if OUR_CASES.exists():
+        out = io.StringIO()
+        assert summarize(RESULTS, OUR_CASES, check=True, out=out) == 0, out.getvalue()
+
+
+def test_terminal_lines() -> None:
+    lines = terminal_lines(round_1(), Path("results"), Path("/tmp/logs"))
+    text = "\n".join(lines)
+    assert "  cases     all      n=20      0  0.0% [0.0%, 16.1%]" in lines
+    assert "tiers: error 0, wrong 0, unsupported 14, partial 5, verified_success 0, patched_unverified 1" in lines
+    assert "ceiling: 0 of 20 can reach verified_success (16 no test command;" in text
+    assert lines[-3:] == ["results: results/round-1", "summary: results/BENCHMARK_RESULTS.md", "logs:    /tmp/logs"]
+
+
+# -- comparing rounds ----------------------------------------------------------------------------
+
+
+def test_compare_rounds_paired_table_and_mcnemar() -> None:
+    cases = [make_case(f"c{i}") for i in range(8)] + [make_case("ctl", control=True)]
+    a = RoundData(round=1, cases=cases, records={f"c{i}": make_record(f"c{i}", "partial") for i in range(8)})
+    b_records = {f"c{i}": make_record(f"c{i}", "verified_success" if i < 5 else "partial") for i in range(7)}
+    b_records["ctl"] = make_record("ctl", "unsupported", control=True, detected=0, patch_applied=False)
+    b = RoundData(round=2, cases=cases, records=b_records)
+    text = "\n".join(compare_rounds(a, b))
+    assert "over the 7 graded cases with a record in both (1 in only one round left out)" in text
+    assert "success in round 2 only (5): c0, c1, c2, c3, c4" in text
+    assert "success in round 1 only (0): --" in text
+    assert "exact McNemar p = 0.0625" in text
+    assert "round 2: 5 of 7, 71.4% [35.9%, 91.8%]" in text
+
+
+def test_compare_tells_sandboxed_sides_apart() -> None:
+    cases = [make_case("c0"), make_case("c1")]
+    plain = {case.id: make_record(case.id) for case in cases}
+    boxed = {
+        case_id: record.model_copy(
+            update={"provenance": record.provenance.model_copy(update={"sandbox": "bwrap 0.8.0 (suites offline)"})}
+        )
+        for case_id, record in plain.items()
+    }
+    a = RoundData(round=1, cases=cases, records=plain)
+    b = RoundData(round=2, cases=cases, records=boxed)
+    text = "\n".join(compare_rounds(a, b))
+    assert "sandbox: round 1: none; round 2: bwrap 0.8.0 (suites offline)" in text
+    assert "the sides ran under different sandboxes" in text
+    same = "\n".join(compare_rounds(b, b))
+    assert "different sandboxes" not in same
+    block = render_round_block(b)
+    assert "| Sandbox | bwrap 0.8.0 (suites offline) |" in block
