@@ -46,9 +46,9 @@ HARNESS_BIN = Path(os.path.realpath(getattr(sys, "_base_executable", sys.executa
 
 
 @pytest.fixture(scope="session")
-def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One uv cache for the whole session, so PyPI downloads happen once."""
-    return tmp_path_factory.mktemp("uv-cache")
+def uv_cache(index_uv_cache: Path) -> Path:
+    """The shared uv cache: a test that asks for it installs from the package index (so it is slow)."""
+    return index_uv_cache
 
 
 def make_runner(root: Path, case: str, uv_cache: Path) -> StepRunner:
@@ -351,7 +351,7 @@ def test_packages_digest_does_not_depend_on_where_the_checkout_is(tmp_path: Path
     assert re.fullmatch(r"[0-9a-f]{64}", digests[0]) and digests[0] == digests[1]
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_pinned_install_and_an_exact_string_mismatch(
     venv_runner: tuple[StepRunner, Interpreter],
 ) -> None:
@@ -388,7 +388,7 @@ def test_pinned_install_and_an_exact_string_mismatch(
     }
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_uv_pip_install_in_an_install_command_targets_the_case_venv(
     venv_runner: tuple[StepRunner, Interpreter],
 ) -> None:
@@ -409,7 +409,7 @@ def test_uv_pip_install_in_an_install_command_targets_the_case_venv(
     )
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_the_legacy_sdk_installs_at_its_pin(venv_runner: tuple[StepRunner, Interpreter]) -> None:
     runner, interpreter = venv_runner
     assert (

@@ -119,7 +119,7 @@ def test_a_symlinked_mark_is_refused(tmp_path: Path) -> None:
     assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> None:
     project = tmp_path / "project"
     rows = [

@@ -132,7 +132,7 @@ def run_pytest(project: Path, *args: str, env: dict[str, str] | None = None) -> 
     environ["UV_CACHE_DIR"] = str(shared_uv_cache())
     environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
         cwd=project,
         env=environ,
         capture_output=True,

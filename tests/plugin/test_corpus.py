@@ -18,7 +18,7 @@ import pytest
 from tests.helpers import corpus, rounds
 from tests.helpers.rounds import run_pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
 
 @pytest.fixture(

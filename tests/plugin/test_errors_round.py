@@ -35,7 +35,7 @@ from pytest_obelize_bench.error_analysis.states import bails_of, migrated, round
 from tests.helpers import rounds
 from tests.helpers.gitrepo import make_repo
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
 G = "google.generativeai"
 PLAIN = """\

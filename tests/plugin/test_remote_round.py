@@ -25,7 +25,7 @@ from pytest_obelize_bench.session.remote import WORK_ENV
 from tests.helpers import rounds
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.usefixtures("index_uv_cache"),
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
 ]
 
@@ -65,7 +65,7 @@ def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
     environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rT", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rT", *args],
         cwd=project,
         env=environ,
         capture_output=True,

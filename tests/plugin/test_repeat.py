@@ -120,7 +120,7 @@ def repeated_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]
     return project, done
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_k3_gives_three_records_per_case(repeated_round: tuple[Path, Any]) -> None:
     project, done = repeated_round
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
@@ -146,7 +146,7 @@ def test_k3_gives_three_records_per_case(repeated_round: tuple[Path, Any]) -> No
     assert {case: r.attempt for case, r in read_round(folder).items()} == {"ann__clean": 1, "fox__flaky": 1}
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_suite_that_fails_at_random_is_flaky_and_pass_hat_k_is_as_computed_by_hand(
     repeated_round: tuple[Path, Any],
 ) -> None:
@@ -173,7 +173,7 @@ def test_a_suite_that_fails_at_random_is_flaky_and_pass_hat_k_is_as_computed_by_
     assert summary.pass_hat == pytest.approx(tuple(float((v + 1) / 2) for v in fox))
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_the_document_reports_the_repeats_and_the_headline_counts_attempt_one(repeated_round: tuple[Path, Any]) -> None:
     project, done = repeated_round
     assert done.returncode == 0, done.stdout[-4000:]

@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
 
 def test_a_second_round_checks_out_from_the_cache_after_the_remote_is_gone(tmp_path: Path) -> None:

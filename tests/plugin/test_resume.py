@@ -118,7 +118,7 @@ def _without_times_and_runs(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_resumed_unchanged_round_runs_nothing_and_a_changed_key_runs_again(tmp_path: Path) -> None:
     project = tmp_path / "project"
     rows = [
@@ -159,7 +159,7 @@ def test_a_resumed_unchanged_round_runs_nothing_and_a_changed_key_runs_again(tmp
     assert sorted(p.name for p in earlier.glob("*.json")) == ["bob__trap-vertex-preview.1.json"]
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_an_error_record_runs_again_on_resume(tmp_path: Path) -> None:
     project = tmp_path / "project"
     # "2.24.00" installs 2.24.0, which is not the pin as written: an error record.

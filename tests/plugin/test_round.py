@@ -24,7 +24,7 @@ from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import git, make_repo
 from tests.helpers.rounds import run_pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
 EXPECTED_TIERS = {
     "ann__clean": "verified_success",

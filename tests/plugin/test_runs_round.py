@@ -21,7 +21,7 @@ import pytest
 from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import rounds
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
 OK, LATE = "ok__refused", "late__refused"
 
@@ -31,7 +31,7 @@ def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
     environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
-        [sys.executable, "-m", "pytest", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", *args],
         cwd=project,
         env=environ,
         capture_output=True,

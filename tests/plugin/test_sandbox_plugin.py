@@ -364,7 +364,7 @@ def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProc
     )
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 @needs_bwrap
 def test_only_a_case_that_needs_the_network_reaches_the_harness_loopback(tmp_path: Path) -> None:
     listener = Listener()

@@ -501,7 +501,7 @@ def test_run_fix_through_the_real_step_runner(tmp_path: Path, installed: ToolInf
 # -- tool venvs from PyPI -------------------------------------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     root = tmp_path / "tools"
     with ThreadPoolExecutor(max_workers=2) as pool:  # two workers at once build it once
@@ -532,14 +532,14 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     assert ToolInfo.from_json(info.to_json()) == info
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_release_that_does_not_exist(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as excinfo:
         resolve_tool("obelize==0.0.999", tool_root=tmp_path / "tools")
     assert "uv pip install failed" in str(excinfo.value) and "\n" not in str(excinfo.value)
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path) -> None:
     download = subprocess.run(
         [

@@ -64,7 +64,7 @@ def _resolve_in_another_process(root: Path, cutoff: str) -> ToolInfo:
     return ToolInfo.from_json(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow
+@pytest.mark.usefixtures("index_uv_cache")
 def test_a_tool_venv_is_kept_across_sessions_and_keyed_on_exclude_newer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

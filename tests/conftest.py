@@ -1,0 +1,37 @@
+"""What the project's tests share: which ones are slow, and inner pytest runs in a fixed order.
+
+A test is ``slow`` because of what it uses, not because someone remembered to say so: a pytest
+run of its own (``pytester``) or installs from the package index (``index_uv_cache``). The hook
+below marks it from its fixtures, so ``-m "not slow"`` stays the quick inner loop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.rounds import shared_uv_cache
+
+#: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
+SLOW_FIXTURES = frozenset({"pytester", "index_uv_cache"})
+
+
+@pytest.fixture(scope="session")
+def index_uv_cache() -> Path:
+    """The uv cache shared by every test that installs from the package index (downloads happen once)."""
+    return shared_uv_cache()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _inner_runs_in_order(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pytest run inside a test keeps its items in file order, whatever order the outer run uses."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
+        monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
