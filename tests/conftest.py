@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.rounds import shared_uv_cache
+from tests.helpers.sandbox import bwrap_probe
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
 SLOW_FIXTURES = frozenset({"pytester", "index_uv_cache"})
@@ -35,3 +36,11 @@ def _inner_runs_in_order(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
         monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+
+
+@pytest.fixture
+def bwrap() -> None:
+    """Skip the test where bubblewrap cannot sandbox on this machine."""
+    probe = bwrap_probe()
+    if not probe.works:
+        pytest.skip(f"bwrap cannot sandbox here: {probe.problem}")

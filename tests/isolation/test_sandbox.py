@@ -48,9 +48,10 @@ from pytest_obelize_bench.isolation.sandbox import (
     step_name_of,
 )
 from pytest_obelize_bench.isolation.steps import StepRunner
+from tests.helpers.sandbox import bwrap_probe
 
-PROBE = probe_bwrap()
-needs_bwrap = pytest.mark.skipif(not PROBE.works, reason=f"bwrap cannot sandbox here: {PROBE.problem}")
+#: Skips a test where bwrap cannot sandbox (probed once a session, when first asked: conftest.py).
+needs_bwrap = pytest.mark.usefixtures("bwrap")
 
 
 def flag_pairs(argv: list[str], flag: str) -> list[str]:
@@ -325,7 +326,7 @@ def test_the_probe_runs_a_sandbox_not_just_the_version(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_the_probe_works_here() -> None:
-    assert PROBE.version and PROBE.program
+    assert bwrap_probe().version and bwrap_probe().program
 
 
 # -- real bwrap, hostile code ----------------------------------------------------------------
@@ -351,7 +352,7 @@ def sandbox(tmp_path: Path, **overrides: object) -> tuple[SandboxExecutor, CaseL
     for path in (made.checkout, made.home, made.tmp, made.junit, tmp_path / "real-home", tmp_path / "results"):
         path.mkdir(parents=True, exist_ok=True)
     env = step_environment(os.environ, home=made.home)
-    return SandboxExecutor(ProcessExecutor(), program=PROBE.program or "bwrap", layout=made), made, env
+    return SandboxExecutor(ProcessExecutor(), program=bwrap_probe().program or "bwrap", layout=made), made, env
 
 
 def run_python(executor: SandboxExecutor, made: CaseLayout, env: dict[str, str], name: str, code: str) -> Completed:
@@ -508,7 +509,7 @@ def test_the_offline_executor_still_refuses_other_programs_under_the_sandbox(tmp
         log=made.checkout.parent / "case.logs" / "01-baseline.log",
     )
     assert done.exit_code == 0 and "inside" in done.output()
-    assert done.log.read_text(encoding="utf-8").startswith(f"$ {PROBE.program} ")
+    assert done.log.read_text(encoding="utf-8").startswith(f"$ {bwrap_probe().program} ")
 
 
 @needs_bwrap

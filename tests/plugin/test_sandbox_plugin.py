@@ -28,13 +28,13 @@ import obelize
 import pytest
 
 import pytest_obelize_bench
-from pytest_obelize_bench.isolation.sandbox import probe_bwrap
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import make_repo
+from tests.helpers.sandbox import bwrap_probe
 
 FIXTURES = Path(__file__).resolve().parents[2] / "cases" / "fixtures"
-PROBE = probe_bwrap()
-needs_bwrap = pytest.mark.skipif(not PROBE.works, reason=f"bwrap cannot sandbox here: {PROBE.problem}")
+#: Skips a test where bwrap cannot sandbox (probed once a session, when first asked: conftest.py).
+needs_bwrap = pytest.mark.usefixtures("bwrap")
 SECRET_NAME = "OBELIZE_BENCH_TEST_SECRET"
 SECRET = "hunter2-" + uuid.uuid4().hex
 
@@ -214,7 +214,7 @@ def test_a_hostile_suite_gets_nothing_under_bwrap(
         assert not (harness_env / "hostile-home.txt").exists()
         assert not beating(home / "setsid.beat") and not beating(home / "group.beat")
         record = record_of(pytester)
-        assert record["provenance"]["sandbox"] == f"bwrap {PROBE.version} (no network at any step)"
+        assert record["provenance"]["sandbox"] == f"bwrap {bwrap_probe().version} (no network at any step)"
         assert [step["name"] for step in record["steps"]] == ["baseline", "fix", "after"]
         assert not (package / "HOSTILE-remounted.txt").exists()
     finally:
@@ -398,7 +398,7 @@ def test_only_a_case_that_needs_the_network_reaches_the_harness_loopback(tmp_pat
     assert opened["measurements"]["tests_baseline"]["status"] == "pass"
     assert opened["measurements"]["tests_after"]["status"] == "pass"
     assert listener.accepted == 2  # the open case's two suites, and nothing from the closed one
-    assert closed["provenance"]["sandbox"] == f"bwrap {PROBE.version} (suites without network)"
-    assert opened["provenance"]["sandbox"] == f"bwrap {PROBE.version} (suites with network)"
+    assert closed["provenance"]["sandbox"] == f"bwrap {bwrap_probe().version} (suites without network)"
+    assert opened["provenance"]["sandbox"] == f"bwrap {bwrap_probe().version} (suites with network)"
     log = (tmp_path / "work" / "round-2" / "closed__net.logs").glob("*-baseline.log")
     assert "could not connect" in next(iter(log)).read_text(encoding="utf-8")
