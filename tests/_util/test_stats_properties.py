@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]  # scipy ships no type information
 
 from pytest_obelize_bench._util.stats import mcnemar_exact, wilson_interval
 
