@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from pytest_obelize_bench._util.names import RULE, is_safe_component
 from pytest_obelize_bench.casefile.schema import (
     CONTROL_SHAPES,
     EXACT_VERSION,
@@ -54,7 +55,8 @@ RULES: dict[str, str] = {
     "control_shape": "every control has a control shape",
     "reviewed": "every row names a reviewer and an ISO review date",
     "retired": "a retired case is kept with a reason",
-    "safe_names": "ids and full_name halves are safe folder names ([A-Za-z0-9._-], no leading dot, no ..)",
+    "safe_names": "ids and full_name halves are safe folder names ([A-Za-z0-9._-], no leading dot, no ..); "
+    "an id starts with a letter or digit and does not end in .logs",
     "commands": "every install command and test_cmd is a non-empty command that splits into words",
     "key_paths": "every ground-truth path is relative to the checkout and stays inside it",
     "repo_url": "repo is an https:// or file:// URL",
@@ -222,6 +224,9 @@ def file_problems(head: _FileHead, cases: Sequence[Case]) -> Found:
     yield from _pin("to_version", head.to_version)
     yield from _reviewed(head.reviewer, head.reviewed_at)
     counts = Counter(case.id for case in cases)
+    for case_id in sorted(counts):
+        if not is_safe_component(case_id):
+            yield "safe_names", f"case {case_id}: id: expected a name the round can make a folder of ({RULE})"
     for case_id, count in sorted(counts.items()):
         if count > 1:
             yield "unique_ids", f"case {case_id}: id: expected unique ids, found {count} rows"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import stat
 import tempfile
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.names import RULE, is_safe_component
 
 #: Files that make pytest (or a packaging tool) treat a directory above the checkout as the
 #: project: pytest searches upward for its rootdir and conftest files.
@@ -39,8 +39,6 @@ ANCESTOR_CONFIGS: tuple[str, ...] = (
 
 #: Names under the work root the harness keeps for itself; no round may be called so.
 RESERVED_ROUND_LABELS = frozenset({"home", "tmp", "uv-cache", "git-cache"})
-
-_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def default_work_root() -> Path:
@@ -64,11 +62,8 @@ class Workspace:
 
 def safe_component(text: str, what: str) -> str:
     """``text`` if it is one plain path component (no separator, not hidden, not ``..``)."""
-    if not isinstance(text, str) or not _COMPONENT.fullmatch(text) or text.endswith(".logs"):
-        raise ValueError(
-            f"{what} {text!r} is not a safe directory name: use letters, digits, '.', '_' and '-', "
-            "starting with a letter or digit, not ending in '.logs'"
-        )
+    if not is_safe_component(text):
+        raise ValueError(f"{what} {text!r} is not a safe directory name: {RULE}")
     return text
 
 

@@ -201,6 +201,16 @@ BAD_FILES = {
         lambda d: _case(d).update(id="alpha__a b"),
         "case alpha__a b: id: expected a safe folder name ([A-Za-z0-9._-], no leading dot, no ..), got 'alpha__a b'",
     ),
+    "id that names a log folder": (
+        lambda d: _case(d).update(id="alpha__x.logs", full_name="alpha/x.logs"),
+        "case alpha__x.logs: id: expected a name the round can make a folder of (use letters, digits, '.', '_' "
+        "and '-', starting with a letter or digit, not ending in '.logs')",
+    ),
+    "id with a leading dash": (
+        lambda d: _case(d).update(id="-alpha__x", owner="-alpha", full_name="-alpha/x"),
+        "case -alpha__x: id: expected a name the round can make a folder of (use letters, digits, '.', '_' "
+        "and '-', starting with a letter or digit, not ending in '.logs')",
+    ),
     "empty test command": (
         lambda d: _case(d).update(test_cmd="   "),
         "case alpha__navamai: test_cmd: expected a command, got an empty one",
