@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.casefile.cases import Case
     from pytest_obelize_bench.session.controller import Controller
 
+from pytest_obelize_bench.grading.attempts import attempt_stem, item_name
 from pytest_obelize_bench.session.keys import (
     COLLECT_PATHS_KEY,
     CONTEXT_KEY,
@@ -328,7 +329,7 @@ class CaseCollector(pytest.File):
         repeat = options_of(self.config).repeat
         for case, attempt in ((c, n) for c in sorted(self.cases, key=lambda c: c.id) for n in range(1, repeat + 1)):
             # Under --bench-repeat each attempt is an item of its own, so xdist spreads them.
-            name = case.id if repeat == 1 else f"{case.id}[attempt-{attempt}]"
+            name = item_name(case.id, attempt, repeat)
             item = BenchItem.from_parent(self, name=name, callobj=_bench_case)
             item.bench_case = case
             item.bench_attempt = attempt
@@ -447,7 +448,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def _folder_of(case_id: str, item: pytest.Item) -> str:
     """The case's work folder, as pipeline.start_case names it."""
     attempt = getattr(item, "bench_attempt", 1)
-    return case_id if attempt == 1 else f"{case_id}.attempt-{attempt}"
+    return attempt_stem(case_id, attempt)
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:

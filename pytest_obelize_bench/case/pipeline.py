@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.isolation.executor import Executor
     from pytest_obelize_bench.isolation.workspace import Workspace
 
+from pytest_obelize_bench.grading.attempts import attempt_stem
 from pytest_obelize_bench.grading.record import (
     ErrorInfo,
     Provenance,
@@ -93,7 +94,7 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
             raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
         # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
-        folder = case.id if attempt == 1 else f"{case.id}.attempt-{attempt}"
+        folder = attempt_stem(case.id, attempt)
         workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
         run.workspace = workspace
         from pytest_obelize_bench.isolation.policy import uv_binary

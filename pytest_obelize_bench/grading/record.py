@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_obelize_bench.grading.attempts import parse_stem, record_file_name
+
 SCHEMA_VERSION = 3
 READABLE_SCHEMA_VERSIONS = (2, 3)
 
@@ -173,26 +175,13 @@ def repeat_stems(names: Iterable[str], case_ids: Iterable[str] | None = None) ->
     wanted = None if case_ids is None else set(case_ids)
     found: dict[str, str] = {}
     for name in names:
-        case, dot, rest = name.removesuffix(".json").rpartition(".attempt-")
-        if (
-            name.endswith(".json")
-            and dot
-            and (wanted is None or case in wanted)
-            and rest.isdigit()
-            and int(rest) >= 2
-            and rest == str(int(rest))
-        ):
-            found[name.removesuffix(".json")] = case
+        if not name.endswith(".json"):
+            continue
+        stem = name.removesuffix(".json")
+        case, attempt = parse_stem(stem)
+        if attempt >= 2 and (wanted is None or case in wanted):
+            found[stem] = case
     return found
-
-
-def record_file_name(case: str, attempt: int | None) -> str:
-    """``<case>.json`` for the first (or only) attempt, ``<case>.attempt-N.json`` for a repeat.
-
-    The first attempt keeps the name a single run has always had, so every reader of a round
-    sees exactly one record per case unless it asks for the repeats.
-    """
-    return f"{case}.json" if (attempt or 1) == 1 else f"{case}.attempt-{attempt}.json"
 
 
 def read_round(folder: Path) -> dict[str, Record]:

@@ -28,12 +28,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
+from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.grading.record import (
     RecordError,
     parse_record,
     read_round_attempts,
-    record_file_name,
 )
 from pytest_obelize_bench.grading.repeatability import AttemptFacts, attempt_facts
 

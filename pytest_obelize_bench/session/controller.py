@@ -16,12 +16,12 @@ import pytest
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.grading.attempts import attempt_stem
 from pytest_obelize_bench.grading.record import (
     TIERS,
     Record,
     RecordError,
     parse_record,
-    record_file_name,
 )
 from pytest_obelize_bench.session.keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY
 from pytest_obelize_bench.session.options import options_of
@@ -302,7 +302,7 @@ class Controller:
         if self.run_dir is not None:
             from pytest_obelize_bench.records.runs import add_record
 
-            name = record_file_name(record.case, record.attempt).removesuffix(".json")
+            name = attempt_stem(record.case, record.attempt)
             path = add_record(self.run_dir, name, text, artefacts)
             self.written.append(path)
             self._tidy(record)
@@ -316,7 +316,7 @@ class Controller:
             return
         from pytest_obelize_bench.isolation.workspace import remove_checkout
 
-        folder = record.case if record.attempt_number == 1 else f"{record.case}.attempt-{record.attempt_number}"
+        folder = attempt_stem(record.case, record.attempt)
         remove_checkout(Path(self.context.work_root), self.context.round_label, folder)
 
     @pytest.hookimpl(trylast=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.grading.attempts import parse_item_name
 from pytest_obelize_bench.grading.record import Record
 
 #: xdist's report for the item a worker was running when it died.
@@ -21,15 +22,12 @@ CRASH_PHASE = "???"
 
 def case_id_of(nodeid: str) -> str:
     """The case an item's node id names: the item's name, without its attempt suffix."""
-    return nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
+    return parse_item_name(nodeid.rsplit("::", 1)[-1])[0]
 
 
 def attempt_of(nodeid: str) -> int:
     """The attempt an item's node id names (``case[attempt-2]``); 1 without a suffix."""
-    name = nodeid.rsplit("::", 1)[-1]
-    _, bracket, rest = name.partition("[attempt-")
-    number = rest.rstrip("]")
-    return int(number) if bracket and number.isdigit() else 1
+    return parse_item_name(nodeid.rsplit("::", 1)[-1])[1]
 
 
 @dataclass

@@ -11,13 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.grading.record import (
     ErrorInfo,
     Measurements,
     Provenance,
     Record,
     SuiteResult,
-    record_file_name,
 )
 from pytest_obelize_bench.grading.repeatability import AttemptFacts
 from pytest_obelize_bench.records.evidence import RunEvidence, RunManifest

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.grading.record import record_file_name
+from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.promotion.decision_list import (
     check_decisions,
     render_decisions,
