@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,42 +85,27 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
     run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
 
     def stage() -> None:
-        from pytest_obelize_bench.isolation.elide import Elider
-        from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
+        from pytest_obelize_bench.case.staging import stage as stage_workspace
+        from pytest_obelize_bench.isolation.executor import ProcessExecutor
         from pytest_obelize_bench.isolation.steps import StepRunner
-        from pytest_obelize_bench.isolation.workspace import check_isolation, prepare_workspace
+        from pytest_obelize_bench.isolation.workspace import check_isolation
 
         if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
             raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
-        # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
-        folder = attempt_stem(case.id, attempt)
-        workspace = prepare_workspace(Path(context.work_root), context.round_label, folder)
-        run.workspace = workspace
-        from pytest_obelize_bench.isolation.policy import uv_binary
-
-        run.elider = Elider(
-            [
-                ("<case>", workspace.checkout),
-                ("<logs>", workspace.logs),
-                ("<work>", Path(context.work_root)),
-                ("<repo>", Path(context.project_root)),
-                ("<harness-python>", Path(sys.executable)),
-                ("<harness-uv>", Path(uv_binary())),
-                *[("<uv-cache>", Path(p)) for p in (os.environ.get("UV_CACHE_DIR"), context.uv_cache) if p],
-                # Last and shortest: the harness's HOME holds pyenv's interpreters and its tools.
-                ("<harness-home>", Path.home()),
-            ]
-        )
         # UV_SYSTEM_CERTS: uv trusts the operating system's certificates, so an install works
         # behind a proxy that re-signs TLS without passing any certificate variable through.
-        extra = {
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-            "UV_PYTHON_DOWNLOADS": "never",
-            "UV_SYSTEM_CERTS": "1",
-        }
-        extra.update(run.kind.step_variables(context))
-        run.env = step_environment(os.environ, home=workspace.home, extra=extra)
+        variables = {"UV_PYTHON_DOWNLOADS": "never", "UV_SYSTEM_CERTS": "1", **run.kind.step_variables(context)}
+        # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
+        staged = stage_workspace(
+            Path(context.work_root),
+            context.round_label,
+            attempt_stem(case.id, attempt),
+            project_root=Path(context.project_root),
+            uv_cache=context.uv_cache,
+            variables=variables,
+        )
+        workspace = run.workspace = staged.workspace
+        run.elider, run.env = staged.elider, staged.env
 
         executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
         run.runner = StepRunner(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from pytest_obelize_bench.case.kinds import FIXTURE_COPY_IGNORE
 from pytest_obelize_bench.isolation.policy import DEFAULT_LIMITS, MeasureStep
 from pytest_obelize_bench.measure.frame import FrameRepository
 from pytest_obelize_bench.tool.adapter import OBELIZE
+from pytest_obelize_bench.tool.invoke import run_tool
 
 SCAN_TIMEOUT_S = 900.0
 FIX_TIMEOUT_S = DEFAULT_LIMITS["fix"]
@@ -113,31 +113,21 @@ def _executor(offline: bool) -> Any:
 def prepare(repo: FrameRepository, context: MeasureContext, *, frame_dir: Path) -> RepoRun:
     """Workspace, runner and checkout at the pin (or the fixture's copy); errors are kept, not raised."""
     from pytest_obelize_bench.case.checkout import fetch_checkout
-    from pytest_obelize_bench.isolation.elide import Elider
-    from pytest_obelize_bench.isolation.executor import step_environment
-    from pytest_obelize_bench.isolation.policy import uv_binary
+    from pytest_obelize_bench.case.staging import stage
     from pytest_obelize_bench.isolation.steps import StepRunner
-    from pytest_obelize_bench.isolation.workspace import check_isolation, prepare_workspace
+    from pytest_obelize_bench.isolation.workspace import check_isolation
 
     run = RepoRun(repo=repo, offline=repo.path is not None)
     try:
-        workspace = prepare_workspace(Path(context.work_root), context.label, repo.id)
-        run.workspace = workspace
-        run.elider = Elider(
-            [
-                ("<case>", workspace.checkout),
-                ("<logs>", workspace.logs),
-                ("<work>", Path(context.work_root)),
-                ("<repo>", Path(context.project_root)),
-                ("<harness-python>", Path(sys.executable)),
-                ("<harness-uv>", Path(uv_binary())),
-            ]
+        staged = stage(
+            Path(context.work_root),
+            context.label,
+            repo.id,
+            project_root=Path(context.project_root),
+            variables={"COLUMNS": "120", "NO_COLOR": "1"},
         )
-        env = step_environment(
-            os.environ,
-            home=workspace.home,
-            extra={"PYTHONDONTWRITEBYTECODE": "1", "GIT_TERMINAL_PROMPT": "0", "COLUMNS": "120", "NO_COLOR": "1"},
-        )
+        workspace = run.workspace = staged.workspace
+        run.elider, env = staged.elider, staged.env
         run.runner = StepRunner(
             _executor(run.offline), logs=workspace.logs, elider=run.elider, env=env, cwd=workspace.checkout.parent
         )
@@ -169,38 +159,24 @@ def _tool_argv(context: MeasureContext) -> list[str]:
     return list(context.tool["argv_prefix"])
 
 
-def _obelize(run: RepoRun, context: MeasureContext, *, number: int, name: str, argv: list[str], timeout: float) -> Path:
-    """Run one obelize command in the checkout; the run folder it wrote (found through ``latest``)."""
-    from pytest_obelize_bench.isolation.steps import last_words
-
-    completed = run.runner.run(number, name, argv, timeout=timeout, cwd=run.checkout)
-    if completed.timed_out:
-        raise CaseError(name, "timeout", f"obelize {name} outlasted {timeout:g}s")
-    if completed.launch_error is not None:
-        raise CaseError(name, "obelize_failed", "obelize could not be started; see the step log")
-    if completed.exit_code != 0:
-        said = last_words(completed.output())
-        raise CaseError(
-            name, "obelize_failed", f"obelize {name} exited {completed.exit_code}{': ' + said if said else ''}"
-        )
-    try:
-        return OBELIZE.run_folder(run.checkout)
-    except CaseError as exc:
-        raise CaseError(name, exc.reason, exc.detail) from None
+def _obelize(run: RepoRun, *, name: str, argv: list[str], timeout: float) -> tuple[Path, float]:
+    """One obelize command in the checkout: the run folder it wrote, and the seconds it took."""
+    done = run_tool(
+        run.runner, number=MeasureStep.OBELIZE, name=name, argv=argv, checkout=run.checkout, timeout=timeout
+    )
+    return done.folder, done.duration_s
 
 
 def run_scan(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
     """``obelize scan --pack <pack> --json`` (exit 0 always, without --fail-on): (run folder, seconds)."""
     argv = OBELIZE.scan_argv(_tool_argv(context), checkout=run.checkout, pack=context.pack)
-    folder = _obelize(run, context, number=MeasureStep.OBELIZE, name="scan", argv=argv, timeout=SCAN_TIMEOUT_S)
-    return folder, run.runner.steps[-1].duration_s
+    return _obelize(run, name="scan", argv=argv, timeout=SCAN_TIMEOUT_S)
 
 
 def run_dry_fix(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
     """``obelize fix --pack <pack> --model none --json`` without ``--apply``: a dry run exits 0."""
     argv = OBELIZE.fix_argv(_tool_argv(context), checkout=run.checkout, pack=context.pack, apply=False)
-    folder = _obelize(run, context, number=MeasureStep.OBELIZE, name="fix", argv=argv, timeout=FIX_TIMEOUT_S)
-    return folder, run.runner.steps[-1].duration_s
+    return _obelize(run, name="fix", argv=argv, timeout=FIX_TIMEOUT_S)
 
 
 def declared_python(run: RepoRun, context: MeasureContext) -> dict[str, Any] | None:

@@ -12,9 +12,10 @@ from pathlib import Path
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.isolation.policy import DEFAULT_LIMITS, Step
-from pytest_obelize_bench.isolation.steps import Runner, last_words
+from pytest_obelize_bench.isolation.steps import Runner
 from pytest_obelize_bench.tool.adapter import OBELIZE, ToolAdapter
 from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.invoke import run_tool
 
 FIX_TIMEOUT_S = DEFAULT_LIMITS["fix"]
 
@@ -31,14 +32,6 @@ class FixResult:
 def fix_argv(tool: ToolInfo, *, checkout: Path, pack: str, adapter: ToolAdapter = OBELIZE) -> list[str]:
     """``fix`` as step 6 runs it: applied, never prompting, no model, JSON, and no ``--verify``."""
     return adapter.fix_argv(tool.argv_prefix, checkout=checkout, pack=pack)
-
-
-def _pointer(checkout: Path, adapter: ToolAdapter) -> str | None:
-    """The run folder ``latest`` names before the run (a repository may commit one), if any."""
-    try:
-        return adapter.run_folder(checkout).name
-    except CaseError:
-        return None
 
 
 def run_fix(
@@ -58,23 +51,18 @@ def run_fix(
     the checkout dirty, so nothing about the migration was measured), is an error, not a grade.
     """
     checkout = Path(checkout)
-    before = _pointer(checkout, adapter)
     argv = fix_argv(tool, checkout=checkout, pack=pack, adapter=adapter)
-    completed = runner.run(Step.FIX, "fix", argv, timeout=timeout, cwd=checkout)
-    if completed.timed_out:
-        raise CaseError("fix", "timeout", f"obelize fix outlasted {timeout:g}s")
-    if completed.launch_error is not None:
-        raise CaseError("fix", "obelize_failed", "obelize could not be started; see the step log")
-    if completed.exit_code not in adapter.fix_exit_codes:
-        said = last_words(completed.output())
-        raise CaseError(
-            "fix",
-            "obelize_failed",
-            f"obelize fix exited {completed.exit_code}{': ' + said if said else ''}; see the step log",
-        )
-    folder = adapter.run_folder(checkout)
-    if before is not None and folder.name == before:
-        raise CaseError("fix", "no_run_folder", ".obelize/latest still names the run that was there before obelize ran")
+    done = run_tool(
+        runner,
+        number=Step.FIX,
+        name="fix",
+        argv=argv,
+        checkout=checkout,
+        timeout=timeout,
+        exit_codes=adapter.fix_exit_codes,
+        adapter=adapter,
+    )
+    folder = done.folder
     artefacts = adapter.read(folder, checkout)
     gate = sorted(set(artefacts.refused) & adapter.tree_refusals)
     if gate:
@@ -84,7 +72,7 @@ def run_fix(
             f"obelize refused the whole apply ({', '.join(gate)}): the checkout had uncommitted "
             "changes before step 6, so the run measured nothing",
         )
-    return FixResult(artefacts=artefacts, runtime_s=completed.duration_s, folder=folder)
+    return FixResult(artefacts=artefacts, runtime_s=done.duration_s, folder=folder)
 
 
 __all__ = ["FIX_TIMEOUT_S", "FixResult", "fix_argv", "run_fix"]

@@ -636,3 +636,21 @@ def test_the_adapter_drives_scan_and_a_dry_fix_without_writing(
         assert artefacts.written == ()
         assert ("app.py", 3, "import") in {(f.path, f.line, f.kind) for f in artefacts.findings}
     assert (repo / "app.py").read_text() == APP
+
+
+def test_a_scan_whose_pointer_did_not_move_is_no_run_folder_too(tmp_path: Path, installed: ToolInfo) -> None:
+    """Gate 1's scan and the dry run's fix go through the same guard as a case's fix."""
+    from pytest_obelize_bench.tool.invoke import run_tool
+
+    repo = make_repo(tmp_path / "case")
+    run_fix(SubprocessRunner(tmp_path / "home"), installed, checkout=repo, pack=GEMINI)  # a committed old run
+    with pytest.raises(CaseError) as excinfo:
+        run_tool(
+            FakeRunner(lambda argv: Done(exit_code=0)),
+            number=1,
+            name="scan",
+            argv=["obelize"],
+            checkout=repo,
+            timeout=5,
+        )
+    assert (excinfo.value.step, excinfo.value.reason) == ("scan", "no_run_folder")
