@@ -357,9 +357,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)"
     )
     # error analysis (pytest_obelize_bench.error_analysis.commands)
-    from pytest_obelize_bench.error_analysis.commands import add_errors_commands
+    # and the generated reference pages (pytest_obelize_bench.session.reference_docs): each runs its handler
+    from pytest_obelize_bench.error_analysis.commands import add_errors_commands, run_errors_command
+    from pytest_obelize_bench.session.reference_docs import add_docs_command
 
     add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
+    sub.choices["errors"].set_defaults(handler=run_errors_command)
+    add_docs_command(sub)
     return parser
 
 
@@ -413,10 +417,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return int(
                 pytest.main(["--fixtures-only", f"--bench-fixtures={args.fixtures}", "-p", "no:cacheprovider", *extra])
             )
-        if args.command == "errors":
-            from pytest_obelize_bench.error_analysis.commands import run_errors_command
-
-            return run_errors_command(args, out)
+        if getattr(args, "handler", None) is not None:
+            return int(args.handler(args, out))
     except CaseFileError as exc:
         _print_problems(exc.problems, out)
         return 2

@@ -1,4 +1,4 @@
-"""The package's shape: every module named once, with its role, in README's Layout.
+"""The package's shape: every module named once, with its role, in the Layout page of the docs.
 
 The layering itself (which folder may import which) is import-linter's contract in
 ``pyproject.toml``, run by ``.ci/run``; the test below runs it too, so a plain ``pytest`` sees it.
@@ -15,16 +15,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_obelize_bench"
+LAYOUT = ROOT / "docs" / "reference" / "layout.md"
 
 
-def layout_rows(readme: str) -> dict[str, str]:
-    """README's Layout tables: each module's path in the package to its role."""
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+def layout_rows(page: str) -> dict[str, str]:
+    """The Layout page's tables, one per folder under its ``## `folder/``` heading: module path to role."""
     rows: dict[str, str] = {}
     folder = ""
-    for line in section.splitlines():
-        if line.startswith("### "):
-            title = line[4:].strip()
+    for line in page.splitlines():
+        if line.startswith("## "):
+            title = line[3:].strip()
             folder = title.strip("`") if title.startswith("`") else ""
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -37,20 +37,20 @@ def package_modules() -> set[str]:
     return {path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py") if path.name != "__init__.py"}
 
 
-def test_the_readme_layout_names_every_module_once_with_its_role() -> None:
-    rows = layout_rows((ROOT / "README.md").read_text(encoding="utf-8"))
+def test_the_layout_page_names_every_module_once_with_its_role() -> None:
+    rows = layout_rows(LAYOUT.read_text(encoding="utf-8"))
     modules = package_modules()
-    assert sorted(modules - set(rows)) == [], "modules missing from README's Layout"
-    assert sorted(set(rows) - modules) == [], "README's Layout names modules that do not exist"
+    assert sorted(modules - set(rows)) == [], f"modules missing from {LAYOUT.relative_to(ROOT)}"
+    assert sorted(set(rows) - modules) == [], f"{LAYOUT.relative_to(ROOT)} names modules that do not exist"
     assert [name for name, role in rows.items() if not role] == []
 
 
 def test_the_layout_reader_sees_folders() -> None:
-    readme = (
-        "intro\n## Layout\n\n### `a/`\n\n| module | role |\n|---|---|\n| `x.py` | does x |\n\n"
-        "### The root\n\n| `y.py` | y |\n## Next\n| `z.py` | no |\n"
+    page = (
+        "# Layout\n\nintro\n\n## `a/`\n\n| module | role |\n|---|---|\n| `x.py` | does x |\n\n"
+        "## The root\n\n| `y.py` | y |\n| `z` | not a module |\n"
     )
-    assert layout_rows(readme) == {"a/x.py": "does x", "y.py": "y"}
+    assert layout_rows(page) == {"a/x.py": "does x", "y.py": "y"}
 
 
 def test_only_the_entry_points_sit_at_the_root() -> None:

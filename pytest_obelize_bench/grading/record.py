@@ -31,102 +31,167 @@ SuiteStatus = Literal["pass", "fail", "inconclusive", "not_run"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Each field's docstring is its description, which the record reference (docs/) is generated from.
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class SuiteResult(_Model):
     status: SuiteStatus = "not_run"
+    """pass, fail, inconclusive or not_run, the words obelize verify uses"""
     passed: int | None = None
+    """from a junit report the harness asked for; null without one, never 0"""
     failed: int | None = None
+    """likewise"""
     skipped: int | None = None
+    """likewise"""
 
 
 class Measurements(_Model):
     detected: int | None = None
+    """call sites obelize found"""
     false_positive: int | None = None
+    """findings that are not real usage"""
     missed_call_site: int | None = None
+    """ground-truth call sites obelize did not find"""
     forbidden_reported: int | None = None
-    #: findings of kind ``manifest`` (dependency pins): what a negative control must not report either.
+    """findings of any kind at a must_not_report position (not a tier input)"""
     manifest_reported: int | None = None
+    """findings of kind manifest (dependency pins): what a negative control must not report either."""
     patch_applied: bool | None = None
+    """whether a patch was written"""
     patch_compiles: bool | None = None
+    """whether every .py file the run wrote compiles under the case's interpreter; null when nothing was written"""
     unmigrated: int | None = None
+    """ground-truth rows (call sites and manifest pins) the run left as they were"""
     false_positive_edit: int | None = None
+    """applied edits at a position no ground-truth row names; on a negative control, every applied edit"""
     tests_baseline: SuiteResult = SuiteResult()
+    """the repository's suite before the migration"""
     tests_after: SuiteResult = SuiteResult()
+    """the suite after the migration and the new SDK's install, the legacy SDK still installed"""
     tests_cover_change: bool | None = None
+    """the reviewer's judgement, copied from the case file's ground truth"""
     human_edits: int | None = None
+    """hunks a human had to write after obelize; null until a reviewer reads the patch"""
     patch_correct: bool | None = None
+    """the reviewer's judgement; null until made"""
     pr_opened: bool | None = None
+    """null: the harness opens no pull request"""
     pr_merged: bool | None = None
+    """null, for the same reason"""
     runtime_seconds: float | None = None
+    """wall-clock time of the obelize run"""
     llm_tokens_in: int | None = None
+    """tokens sent to a model, if one was used (a separate arm, never the headline)"""
     llm_tokens_out: int | None = None
+    """tokens received from a model, if one was used"""
     llm_cost_usd: float | None = None
+    """the model's cost, if one was used"""
 
 
 class ErrorInfo(_Model):
     step: str
+    """the step that failed (its record name, or harness)"""
     reason: str
+    """the error reason: fetch_failed, venv_failed, install_failed, version_mismatch, obelize_failed, timeout, ..."""
     detail: str
+    """the step's output, harness paths labelled and secrets redacted, cut to 200 characters"""
 
 
 class StepRecord(_Model):
     number: int
+    """the protocol's step number"""
     name: str
+    """the step's name (fetch, venv, install, baseline, fix, compile, after, ...)"""
     argv: list[str]
+    """the command, harness paths shown as <case>, <logs>, <work>, <repo>, <harness-python>, <harness-uv>"""
     exit_code: int
+    """its exit status"""
     duration_s: float
+    """its wall-clock duration"""
     timed_out: bool
+    """whether it was killed at its time limit"""
 
 
 class Provenance(_Model):
     obelize_version: str | None = None
+    """the tool's version, read once when the round starts"""
     obelize_commit: str | None = None
+    """its commit, for a source checkout"""
     obelize_tree_dirty: bool | None = None
+    """whether that checkout had uncommitted changes"""
     pack: str | None = None
+    """the pack that ran"""
     pack_sha256: str | None = None
+    """the pack's sha256"""
     spec_sha256: str | None = None
+    """the sha256 of the ScanSpec a scan reads"""
     python: str | None = None
+    """the interpreter key the case asked for"""
     python_used: str | None = None
+    """the key used (differs under --bench-interpreter=minor)"""
     python_executable: str | None = None
+    """the interpreter's path, harness paths labelled"""
     python_build: str | None = None
+    """its sys.version, which tells two machines' resolutions of one key apart"""
     machine: str | None = None
+    """platform.machine() of the case interpreter"""
     os: str | None = None
+    """the operating system"""
     sdk_from: str | None = None
+    """the legacy SDK's version, as the case interpreter reports it"""
     sdk_to: str | None = None
+    """the new SDK's version, likewise"""
     uv_version: str | None = None
+    """the uv that built the case's venv"""
     exclude_newer: str | None = None
+    """the cutoff every install resolved as of"""
     packages_sha256: str | None = None
+    """the sha256 of the installed package set after the new SDK's install"""
     run_at: str | None = None
+    """when the case ran (UTC)"""
     harness_version: str | None = None
+    """this plugin's version"""
     harness_commit: str | None = None
+    """this project's commit"""
     harness_tree_dirty: bool | None = None
+    """whether this project's tree had uncommitted changes"""
     allow_dirty: bool | None = None
-    #: ``bwrap <version> (<the suites' network>)`` or ``none``; null in records older than it.
+    """whether --bench-allow-dirty let a dirty tree run"""
     sandbox: str | None = None
-    #: ``content_key.content_key`` of the run; null in records older than it and in fixtures.
+    """bwrap <version> (<the suites' network>) or none; null in records older than it."""
     content_key: str | None = None
-    #: The run id a ``--bench-resume`` kept this record from (it was not run again); else null.
+    """content_key.content_key of the run; null in records older than it and in fixtures."""
     resumed_from: str | None = None
-    #: ``gw3@host`` under xdist (its logs are on that machine); null in a serial run and older records.
+    """The run id a --bench-resume kept this record from (it was not run again); else null."""
     worker: str | None = None
+    """gw3@host under xdist (its logs are on that machine); null in a serial run and older records."""
 
 
 class Record(_Model):
     schema_version: int = SCHEMA_VERSION
+    """3 when written by this plugin; 2 in the upstream harness's records"""
     case: str
+    """the case id, also the file's name"""
     origin: Literal["corpus", "fixture"]
+    """a case of the case file, or an offline fixture"""
     control: bool
+    """a negative control, excluded from the success rate"""
     split: Literal["dev", "holdout"] | None
+    """the case's side of the split (null for a fixture)"""
     error: ErrorInfo | None = None
+    """what failed, when the tier is error"""
     measurements: Measurements
+    """the protocol's per-case result fields"""
     steps: list[StepRecord] = []
+    """every step run, in order"""
     provenance: Provenance = Provenance()
+    """what ran, where and as of when"""
     tier: Tier
-    #: Which run of the case this is under ``--bench-repeat`` (1 for a single run); absent in
-    #: records written before repeats existed, which read as attempt 1.
+    """computed by tier() in the protocol's order, never assigned"""
     attempt: int | None = None
+    """Which run of the case this is under --bench-repeat (1 for a single run); absent in records
+    written before repeats existed, which read as attempt 1."""
 
     @property
     def attempt_number(self) -> int:

@@ -198,7 +198,7 @@ def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
         raise SandboxUnavailable(problem)
     return Settings(
         mode="auto",
-        warning=f'no sandbox: {problem}; every step ran unsandboxed (see README, "The sandbox")',
+        warning=f"no sandbox: {problem}; every step ran unsandboxed (see docs/how-to/sandbox.md)",
     )
 
 
