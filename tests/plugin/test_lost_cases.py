@@ -132,6 +132,8 @@ def test_sigterm_kills_the_running_step_and_says_how_many_cases_are_missing(pyte
             "--fixtures-only",
             "-p",
             "no:cacheprovider",
+            "-p",
+            "no:randomly",
             "-rT",
             "--bench-sandbox=none",
             f"--bench-work={pytester.path / 'work'}",

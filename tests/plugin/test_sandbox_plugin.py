@@ -349,6 +349,8 @@ def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProc
             "pytest",
             "-p",
             "no:cacheprovider",
+            "-p",
+            "no:randomly",
             "--bench-round=2",
             "--bench-allow-dirty",
             f"--bench-work={work}",
