@@ -73,7 +73,10 @@ def _save(figure: Figure, chart: Chart) -> bytes:
 
 
 def _caption(figure: Figure, chart: Chart) -> None:
-    figure.suptitle(chart.title, x=0.01, ha="left", fontsize=11, fontweight="bold")
+    """The title 0.1 inch under the top edge, whatever the height; the caption wrapped at the bottom."""
+    figure.suptitle(
+        chart.title, x=0.01, y=1 - 0.1 / figure.get_figheight(), ha="left", va="top", fontsize=11, fontweight="bold"
+    )
     figure.text(0.01, 0.01, textwrap.fill(chart.caption + ".", 120), fontsize=7.5, va="bottom", color="#444444")
 
 
@@ -92,12 +95,15 @@ def draw_rate_chart(chart: RateChart) -> bytes:
     step = 1.0 / (len(series) + 1)
     height = 1.3 + 0.26 * len(groups) * len(series) + 0.1 * len(groups)
     # Inches: the group labels (as long as the longest), the plot, and the column of written rates.
-    labels, plot, written = 0.3 + 0.068 * max(len(group) for group in groups), 4.2, 3.1
+    texts = [f"{point.series}: {_rate_label(point.rate, point.interval)}" for point in chart.points]
+    labels, plot = 0.3 + 0.068 * max(len(group) for group in groups), 4.2
+    written = 0.4 + 0.056 * max(len(text) for text in texts)
     width = labels + plot + written
-    with _figure(width, height) as figure:
+    with _figure(width, height + 0.2) as figure:
+        height += 0.2
         ax: Axes = figure.add_subplot()
         figure.subplots_adjust(
-            left=labels / width, right=(labels + plot) / width, top=1 - 0.55 / height, bottom=0.85 / height
+            left=labels / width, right=(labels + plot) / width, top=1 - 0.75 / height, bottom=0.85 / height
         )
         for index, point in enumerate(chart.points):
             row = groups.index(point.group)
@@ -120,7 +126,7 @@ def draw_rate_chart(chart: RateChart) -> bytes:
                     )
                 else:
                     ax.plot([x], [y], marker=marker, color=colour, markerfacecolor="white", markersize=6)
-            ax.text(106, y, f"{point.series}: {_rate_label(rate, point.interval)}", va="center", fontsize=7.5)
+            ax.text(106, y, texts[index], va="center", fontsize=7.5)
         ax.set_xlim(-3, 103)
         ax.set_xticks([0, 20, 40, 60, 80, 100])
         ax.set_ylim(-len(groups), 0)

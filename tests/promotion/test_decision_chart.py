@@ -86,3 +86,20 @@ def test_a_file_name_cannot_leave_the_figures_folder() -> None:
     }
     chart = decision_chart("../../x y.json", document)
     assert chart is not None and chart.file_name == "decision-.._.._x_y.svg" and "/" not in chart.file_name
+
+
+def test_summarize_draws_and_checks_a_decisions_figure(tmp_path: Path) -> None:
+    from pytest_obelize_bench.summary.roundfiles import summarize
+
+    name, _ = decide(tmp_path, {0, 1}, set(range(18)))
+    results, cases = tmp_path / "results", Path(__file__).resolve().parents[2] / "cases" / "cases.yaml"
+    out = io.StringIO()
+    assert summarize(results, cases, check=False, out=out) == 0, out.getvalue()
+    figure = results / "figures" / f"decision-{name.removesuffix('.json')}.svg"
+    assert figure.is_file()
+    assert f"](figures/{figure.name})" in (results / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    assert summarize(results, cases, check=True, out=io.StringIO()) == 0
+    figure.write_bytes(figure.read_bytes().replace(b"promote", b"prom0te", 1))
+    out = io.StringIO()
+    assert summarize(results, cases, check=True, out=out) == 1
+    assert f"the figure {figure} differs from a fresh render" in out.getvalue()
