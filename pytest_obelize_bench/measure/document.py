@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from pytest_obelize_bench._util.charts import RateChart
 from pytest_obelize_bench.report.document import begin_line, enclose, end_line
 
 _NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+")
@@ -95,6 +96,22 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
     return blocks
 
 
+def measurement_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
+    """The charts of every measurement block whose records are published (Gate 1's for now)."""
+    from pytest_obelize_bench.measure.frame import FrameError
+    from pytest_obelize_bench.measure.gate1_render import gate1_charts, load_gate1_inputs
+    from pytest_obelize_bench.measure.labels import LabelError
+    from pytest_obelize_bench.measure.scanrecord import ScanRecordError
+
+    scan = Path(results_dir) / "gate1" / "scan.json"
+    if not (scan.exists() or scan.is_symlink()):
+        return []
+    try:
+        return gate1_charts(*load_gate1_inputs(scan, Path(cases_dir) / "gate1"))
+    except (FrameError, LabelError, ScanRecordError) as exc:
+        raise MeasurementError(str(exc).splitlines()[0]) from None
+
+
 # -- the hook ``obelize-bench summarize`` calls -------------------------------------------------
 
 
@@ -126,5 +143,6 @@ __all__ = [
     "apply_measurements",
     "check_measurements",
     "measurement_blocks",
+    "measurement_charts",
     "stale_block",
 ]

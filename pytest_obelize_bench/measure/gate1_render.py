@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from pytest_obelize_bench._util.charts import RateChart, figures_section
 from pytest_obelize_bench._util.markdown import NULL, table
 from pytest_obelize_bench._util.stats import Rate, rate_of
 from pytest_obelize_bench.measure.frame import Frame, load_frame
+from pytest_obelize_bench.measure.gate1_chart import gate1_chart
 from pytest_obelize_bench.measure.gate1_figures import CLASSIFIED_SINCE_PROTOCOL, sample_figures
 from pytest_obelize_bench.measure.labels import AnswerKey, load_keys
 from pytest_obelize_bench.measure.matching import KeyMatch, Row, match_key, pooled
@@ -208,7 +210,17 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
     if figures.unknown_reasons:
         unknown = ", ".join(f"`{reason}` {n}" for reason, n in figures.unknown_reasons.items())
         lines.append(f"confidence_reason values in no set (left out of the share): {unknown}.")
+    lines += figures_section([gate1_chart(matches, precision, recall)])
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["key_matches", "load_gate1_inputs", "render_gate1_block"]
+def gate1_charts(
+    document: ScanDocument, frame: Frame, keys: Mapping[str, AnswerKey], frame_label: str
+) -> list[RateChart]:
+    """The block's charts, from the same inputs as ``render_gate1_block`` (the frame is not drawn)."""
+    matches = key_matches(document, keys)
+    precision, recall = pooled([m for m in matches.values() if m is not None])
+    return [gate1_chart(matches, precision, recall)]
+
+
+__all__ = ["gate1_charts", "key_matches", "load_gate1_inputs", "render_gate1_block"]

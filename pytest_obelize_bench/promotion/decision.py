@@ -433,9 +433,14 @@ def _case_changes(incumbent: RunEvidence, candidate: RunEvidence) -> list[dict[s
         changes.append(
             {
                 "case": case,
+                "split": inc[case][0].split,
+                "control": inc[case][0].control,
                 "incumbent": before,
                 "candidate": after,
                 "change": "regression" if step < 0 else "improvement" if step > 0 else "same",
+                # The case's own rate on each side, over its attempts: what the decision's figure draws.
+                "incumbent_verified": {"k": sum(a.succeeded for a in inc[case]), "n": len(inc[case])},
+                "candidate_verified": {"k": sum(a.succeeded for a in cand[case]), "n": len(cand[case])},
             }
         )
     return changes

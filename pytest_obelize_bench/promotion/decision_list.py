@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench._util.charts import figures_section
+from pytest_obelize_bench.promotion.decision_chart import decision_charts
 from pytest_obelize_bench.report.document import begin_line, block_begin, block_end, end_line
 
 __all__ = ["BEGIN", "END", "check_decisions", "render_decisions", "with_decisions"]
@@ -82,6 +84,7 @@ def render_decisions(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str 
             f"`{_cell(name)}`",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += figures_section(decision_charts(documents), heading="### Figures")
     lines.append(END)
     return "\n".join(lines) + "\n"
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_obelize_bench._util.charts import Chart, figures_section
 from pytest_obelize_bench._util.safe_io import read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.grading.record import Record, RecordError
@@ -25,8 +26,10 @@ from pytest_obelize_bench.records.publication import Outcome, publish_run
 from pytest_obelize_bench.records.published import SUMMARY_NAME, read_published
 from pytest_obelize_bench.report.document import DOCUMENT_NAME, check_document, render_document
 from pytest_obelize_bench.report.round_block import render_round_block
-from pytest_obelize_bench.report.round_figures import RoundData
+from pytest_obelize_bench.report.round_charts import round_charts
+from pytest_obelize_bench.report.round_figures import RoundData, round_figures
 from pytest_obelize_bench.report.summary_json import round_summary
+from pytest_obelize_bench.summary.figures import check_figures, write_figures
 
 _ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
 
@@ -93,6 +96,14 @@ def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, R
         measurements = record.measurements.model_copy(update={"manifest_reported": pins})
         filled[case] = record.model_copy(update={"measurements": measurements})
     return filled
+
+
+def round_block_with_figures(data: RoundData) -> tuple[str, list[Chart]]:
+    """The round's block with its figures section (before any error analysis), and those figures' charts."""
+    charts = round_charts(round_figures(data))
+    section = figures_section(charts)
+    block = render_round_block(data)
+    return (block.rstrip("\n") + "\n" + "\n".join(section) + "\n" if section else block), charts
 
 
 def rounds_on_disk(results_dir: Path, case_file: CaseFile) -> list[int]:
@@ -189,10 +200,11 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     data = load_round(results_dir, case_file, n)
     document = results_dir / DOCUMENT_NAME
     existing = document.read_text(encoding="utf-8") if document.exists() else None
-    block, errors = render_round_block(data), {}
+    (block, charts), errors = round_block_with_figures(data), {}
     # An unreadable error-analysis file never costs the round its block; --check names it.
     with contextlib.suppress(ValueError):
         block, errors = _errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
+    write_figures(results_dir, charts, prune=False)
     write_atomically(document, render_document(existing, {n: block}))
     summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
     write_atomically(summary_path, _dump({**round_summary(data), **errors}))
@@ -216,9 +228,12 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     # The decisions list (decision_list.py) and the Gate 1 and dry-run blocks (measure_document.py)
     # are blocks of their own, with their own checks.
     from pytest_obelize_bench.measure.document import (
+        MeasurementError,
         apply_measurements,
         check_measurements,
+        measurement_charts,
     )
+    from pytest_obelize_bench.promotion.decision_chart import decision_charts
     from pytest_obelize_bench.promotion.decision_list import (
         check_decisions,
         render_decisions,
@@ -230,14 +245,16 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         case_file = load_case_file(case_file_path)
         rounds = rounds_on_disk(results_dir, case_file)
         loaded = {n: read_round_folder(results_dir, case_file, n) for n in rounds}
-        blocks = {
-            n: _errors_text(results_dir, case_file, round_.data, render_round_block(round_.data))
-            for n, round_ in loaded.items()
-        }
+        rendered = {n: round_block_with_figures(round_.data) for n, round_ in loaded.items()}
+        blocks = {n: _errors_text(results_dir, case_file, loaded[n].data, block) for n, (block, _) in rendered.items()}
         stale = _errors_summaries(results_dir, case_file, [round_.data for round_ in loaded.values()], write=not check)
-        decisions = render_decisions(
-            [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
-        )
+        documents = [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
+        decisions = render_decisions(documents)
+        charts: list[Chart] = [chart for _, round_charts_ in rendered.values() for chart in round_charts_]
+        charts.extend(decision_charts(documents))
+        # A measurement that cannot be rendered has no chart; check_measurements names the problem.
+        with contextlib.suppress(MeasurementError):
+            charts.extend(measurement_charts(results_dir, Path(case_file_path).parent))
     except (CaseFileError, RecordError, EvidenceError, ValueError) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)
@@ -254,6 +271,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
             or stale
             or check_decisions(document, decisions)
             or check_measurements(document, results_dir, case_file_path)
+            or check_figures(results_dir, charts)
         )
         if reason is not None:
             print(f"{document} is stale: {reason}; run `obelize-bench summarize` to regenerate it", file=stream)
@@ -272,8 +290,9 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1
+    write_figures(results_dir, charts, prune=True)
     write_atomically(document, text)
-    print(f"wrote {document} ({_rounds_text(rounds)})", file=stream)
+    print(f"wrote {document} and {len(charts)} figures ({_rounds_text(rounds)})", file=stream)
     return 0
 
 
@@ -282,6 +301,7 @@ __all__ = [
     "load_round",
     "publish_round",
     "read_round_folder",
+    "round_block_with_figures",
     "rounds_on_disk",
     "summarize",
     "write_round_outputs",

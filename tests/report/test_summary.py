@@ -34,6 +34,7 @@ from pytest_obelize_bench.report.round_terminal import terminal_lines
 from pytest_obelize_bench.report.summary_json import round_summary
 from pytest_obelize_bench.summary.roundfiles import (
     load_round,
+    round_block_with_figures,
     rounds_on_disk,
     summarize,
     write_round_outputs,
@@ -487,7 +488,10 @@ def test_write_round_outputs(tmp_path: Path) -> None:
     document, summary_path = write_round_outputs(results, case_file, 1)
     assert document == results / DOCUMENT_NAME
     assert summary_path == results / "round-1" / "summary.json"
-    assert check_document(document, {1: render_round_block(load_round(results, case_file, 1))}) is None
+    block, charts = round_block_with_figures(load_round(results, case_file, 1))
+    assert check_document(document, {1: block}) is None
+    assert "#### Figures" in block and "](figures/round-1-headline.svg)" in block
+    assert sorted(path.name for path in (results / "figures").iterdir()) == sorted(c.file_name for c in charts)
     summary = json.loads(summary_path.read_text())
     assert summary["round"] == 1
     assert summary["headline"][0]["method"] == "wilson" and summary["headline"][0]["confidence"] == 0.95
@@ -540,7 +544,7 @@ def test_round_1_document_on_disk_matches_a_fresh_render() -> None:
     # round 1's block ends with its error analysis (results/errors/round-1.json is committed)
     from pytest_obelize_bench.summary.roundfiles import _errors_text
 
-    block = _errors_text(RESULTS, load_case_file(case_file_path()), data, render_round_block(data))
+    block = _errors_text(RESULTS, load_case_file(case_file_path()), data, round_block_with_figures(data)[0])
     assert "#### Error analysis" in block
     assert render_document(text, {1: block}) == text
     if OUR_CASES.exists():

@@ -1,0 +1,43 @@
+"""report/round_charts.py: a round's charts carry exactly the numbers its tables print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.report.round_charts import SPLITS, headline_chart, round_charts, tiers_chart
+from pytest_obelize_bench.report.round_figures import RoundData, round_figures
+from pytest_obelize_bench.summary.roundfiles import load_round
+from tests.helpers.handbuilt import make_case, make_record
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_headline_is_each_splits_rate_beside_its_ceiling() -> None:
+    cases = [make_case(f"c{i:02d}", "dev" if i < 12 else "holdout", (f"sym{i}",)) for i in range(20)]
+    won = {0, 1, 2, 12, 13}
+    records = {
+        c.id: make_record(c.id, "verified_success" if i in won else "partial", c.split) for i, c in enumerate(cases)
+    }
+    figures = round_figures(RoundData(round=3, cases=cases, records=records))
+    chart = headline_chart(figures)
+    assert chart.file_name == "round-3-headline.svg" and chart.groups == SPLITS
+    rates = {(p.group, p.series): (p.rate.k, p.rate.n, p.interval) for p in chart.points}
+    assert rates[("dev", "verified_success")] == (3, 12, True)
+    assert rates[("holdout", "verified_success")] == (2, 8, True)
+    assert rates[("all", "verified_success")] == (5, 20, True)
+    reachable, graded = figures.ceiling.in_split("dev")
+    assert rates[("dev", "ceiling")] == (reachable, graded, False)
+    assert figures.headline_rate("cases", "all") == next(p.rate for p in chart.points if p.group == "all")
+
+
+def test_the_tiers_stack_the_tables_counts_and_an_unrun_round_has_none() -> None:
+    figures = round_figures(load_round(ROOT / "results", load_case_file(ROOT / "cases" / "cases.yaml"), 1))
+    chart = tiers_chart(figures)
+    assert chart is not None
+    layers = dict(chart.layers)
+    assert layers["unsupported"] == (9, 5, 14) and layers["partial"] == (3, 2, 5)
+    assert [chart.total(i) for i in range(3)] == [13, 7, 20]
+    unrun = round_figures(RoundData(round=4, cases=[make_case("a")], records={}))
+    assert tiers_chart(unrun) is None
+    assert [c.file_name for c in round_charts(unrun)] == ["round-4-headline.svg"]

@@ -1,0 +1,83 @@
+"""summary/figures.py: the figures are drawn byte for byte the same every time, and --check holds them."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench._util.charts import RateChart, RatePoint, StackedChart
+from pytest_obelize_bench._util.stats import rate_of
+from pytest_obelize_bench.summary.figures import check_figures, draw, write_figures
+from pytest_obelize_bench.summary.roundfiles import summarize
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RATES = RateChart(
+    "rates.svg",
+    "Round 9: verified_success by split",
+    "Graded cases",
+    (
+        RatePoint("dev", "verified_success", rate_of(3, 12)),
+        RatePoint("dev", "ceiling", rate_of(5, 12), interval=False),
+        RatePoint("holdout", "verified_success", rate_of(0, 0)),
+        RatePoint("holdout", "ceiling", rate_of(0, 8), interval=False),
+    ),
+)
+TIERS = StackedChart(
+    "tiers.svg", "Round 9: tiers", "Graded cases", ("dev", "all"), (("wrong", (1, 2)), ("partial", (3, 0)))
+)
+
+
+@pytest.mark.parametrize("chart", [RATES, TIERS], ids=["rates", "stacked"])
+def test_a_chart_draws_the_same_bytes_twice_with_no_date_and_its_text_as_text(chart: RateChart | StackedChart) -> None:
+    svg = draw(chart)
+    assert svg == draw(chart)
+    text = svg.decode("utf-8")
+    assert "<dc:date>" not in text and "Matplotlib v" not in text
+    assert f"<dc:description>{chart.alt}</dc:description>" in text  # the alt text travels with the file
+    assert "<text " in text and '<use xlink:href="#DejaVu' not in text  # no glyph paths: text stays text
+    assert chart.title in text
+
+
+def test_the_rates_are_written_with_their_n_on_the_figure() -> None:
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", draw(RATES).decode("utf-8"))
+    assert "verified_success: 3 of 12: 25.0% [8.9%, 53.2%]" in texts
+    assert "ceiling: 5 of 12: 41.7%" in texts
+    assert "verified_success: n = 0: no rate" in texts
+
+
+def test_check_fails_on_one_changed_byte_a_missing_figure_and_a_figure_no_block_links(tmp_path: Path) -> None:
+    write_figures(tmp_path, [RATES, TIERS], prune=True)
+    assert check_figures(tmp_path, [RATES, TIERS]) is None
+    path = tmp_path / "figures" / "rates.svg"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    assert check_figures(tmp_path, [RATES, TIERS]) == f"the figure {path} differs from a fresh render"
+    path.unlink()
+    assert "rates.svg cannot be read" in (check_figures(tmp_path, [RATES, TIERS]) or "")
+    write_figures(tmp_path, [RATES, TIERS], prune=True)
+    (tmp_path / "figures" / "old.svg").write_text("<svg/>")
+    assert check_figures(tmp_path, [RATES, TIERS]) == f"{tmp_path / 'figures'} holds figures no block links: old.svg"
+    write_figures(tmp_path, [RATES], prune=True)
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["rates.svg"]
+
+
+def test_summarize_check_fails_when_one_byte_of_a_committed_figure_changes(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    cases = ROOT / "cases" / "cases.yaml"
+    out = io.StringIO()
+    assert summarize(results, cases, check=True, out=out) == 0, out.getvalue()
+    figure = results / "figures" / "round-1-headline.svg"
+    data = figure.read_bytes()
+    figure.write_bytes(data.replace(b"0 of 13", b"1 of 13", 1))
+    out = io.StringIO()
+    assert summarize(results, cases, check=True, out=out) == 1
+    assert f"the figure {figure} differs from a fresh render" in out.getvalue()
+    assert summarize(results, cases, check=False, out=io.StringIO()) == 0
+    assert figure.read_bytes() == data
