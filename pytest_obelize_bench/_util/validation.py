@@ -10,11 +10,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 
 def field_path(loc: Sequence[int | str], empty: str = "(row)") -> str:
     """``a.b.0.c`` for a pydantic location; ``empty`` when the location is the row itself."""
     return ".".join(str(part) for part in loc) or empty
+
+
+def problem_text(error: ErrorDetails, empty: str = "top level") -> str:
+    """``<field>: <message>`` for one pydantic error: the one spelling of a validation problem."""
+    return f"{field_path(tuple(error['loc']), empty)}: {error['msg'].removeprefix('Value error, ')}"
 
 
 def row_problem(exc: ValidationError, data: Any, rows_key: str, *, count_more: bool = False) -> str:
@@ -33,4 +39,4 @@ def row_problem(exc: ValidationError, data: Any, rows_key: str, *, count_more: b
     return f"{where}: {field_path(loc)}: {problem['msg']}{more}"
 
 
-__all__ = ["field_path", "row_problem"]
+__all__ = ["field_path", "problem_text", "row_problem"]

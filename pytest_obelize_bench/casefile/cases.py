@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
+from pytest_obelize_bench._util.documents import read_yaml
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench.casefile.rules import (
     case_row_problems,
     control_row_problems,
@@ -110,55 +112,11 @@ def _row_id(row: Any, index: int, kind: str) -> str:
     return f"<{kind} #{index + 1}>"
 
 
-#: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
-_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _StrictLoader(_BASE_LOADER):  # type: ignore[misc]  # PyYAML's loaders are untyped
-    """A safe loader that refuses what a reviewed case file never needs.
-
-    An alias is refused where it is used a second time, before it is expanded, so an alias bomb
-    costs nothing; a duplicate key is refused instead of silently keeping the last value.
-    """
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        if node in self.constructed_objects or node in self.recursive_objects:
-            raise yaml.constructor.ConstructorError(
-                None, None, "an alias (*name) is not allowed in a case file; write the value out", node.start_mark
-            )
-        return super().construct_object(node, deep=deep)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {quoted(key)} in one mapping", key_node.start_mark
-                )
-            seen.add(key)
-        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return result
-
-
 def _read_yaml(path: Path) -> Any:
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CaseFileError([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CaseFileError([f"{path}: is not UTF-8 text (line {line}, byte {exc.start})"]) from None
-    try:
-        return yaml.load(text, Loader=_StrictLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise CaseFileError([f"{path}: is not valid YAML{where}: {getattr(exc, 'problem', exc)}"]) from None
-    except RecursionError:
-        raise CaseFileError([f"{path}: is nested too deeply to be a case file"]) from None
+        return read_yaml(path, CASE_FILE_BYTES)
+    except UntrustedFileError as exc:
+        raise CaseFileError([str(exc)]) from None
 
 
 def load_case_file(path: Path | str) -> CaseFile:

@@ -16,13 +16,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
+from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
+from pytest_obelize_bench._util.documents import read_text
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object
+from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 
 #: The version of the collected file's shape; upstream's round-1 files are version 1 too.
 SCHEMA_VERSION: Literal[1] = 1
 #: A collected file of a large round is a few hundred KB; anything past this is not one.
-MAX_COLLECTED_BYTES = 32 * 1024 * 1024
+MAX_COLLECTED_BYTES = COLLECTED_ERRORS_BYTES
 
 
 class _Strict(BaseModel):
@@ -76,12 +79,6 @@ class CollectedFileError(ValueError):
     """A collected file that cannot be read as one; the message is one line naming the file."""
 
 
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "top level"
-    return f"{where}: {error['msg']}"
-
-
 def parse_collected(text: str, source: str) -> CollectedRound:
     try:
         parse_json_object(text, source)
@@ -90,13 +87,13 @@ def parse_collected(text: str, source: str) -> CollectedRound:
     try:  # from the text: strict JSON mode reads a list as the tuple ``applied`` holds
         return CollectedRound.model_validate_json(text)
     except ValidationError as exc:
-        raise CollectedFileError(f"{source}: {_first_error(exc)}") from None
+        raise CollectedFileError(f"{source}: {problem_text(exc.errors()[0])}") from None
 
 
 def read_collected(path: Path) -> CollectedRound:
     """Read a collected file: a regular file, no symlink, within the byte cap, UTF-8 JSON, strict."""
     try:
-        text = read_untrusted_text(Path(path), MAX_COLLECTED_BYTES)
+        text = read_text(Path(path), MAX_COLLECTED_BYTES)
     except UntrustedFileError as exc:
         raise CollectedFileError(str(exc)) from None
     return parse_collected(text, str(path))

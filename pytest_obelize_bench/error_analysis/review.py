@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.caps import REVIEW_BYTES
+from pytest_obelize_bench._util.documents import parse_yaml, read_text, validated
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
 
 CauseClass = Literal["withheld", "derived", "missed", "unexpected"]
 Disposition = Literal["rule_change", "scan_change", "limitation"]
@@ -35,8 +36,7 @@ RECORDED_TEXT: dict[str, str] = {
     "rule_change": "COVERAGE N",
     "scan_change": "COVERAGE N",
 }
-MAX_REVIEW_BYTES = 4 * 1024 * 1024
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_REVIEW_BYTES = REVIEW_BYTES
 
 
 class _Model(BaseModel):
@@ -77,33 +77,20 @@ def review_path(cases_dir: Path, number: int) -> Path:
     return Path(cases_dir) / f"errors-round-{number}.yaml"
 
 
-def _where(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for part in loc:
-        parts.append(f"[{part}]" if isinstance(part, int) else ("." if parts else "") + str(part))
-    return "".join(parts) or "top level"
-
-
 def parse_review(text: str, source: str) -> ReviewFile:
     try:
-        data = yaml.load(text, Loader=_LOADER)  # a safe loader (the C one when built)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ReviewFileError(f"{source}: not valid YAML{at}: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(data, dict):
-        raise ReviewFileError(f"{source}: expected a mapping at the top level")
-    try:
-        return ReviewFile.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise ReviewFileError(f"{source}: {_where(tuple(error['loc']))}: {error['msg']}") from None
+        data = parse_yaml(text, source)
+        if not isinstance(data, dict):
+            raise UntrustedFileError(source, "expected a mapping at the top level")
+        return validated(ReviewFile, data, source)
+    except UntrustedFileError as exc:
+        raise ReviewFileError(str(exc)) from None
 
 
 def read_review(path: Path) -> ReviewFile:
     """Read a reviewer file: bounded, never through a symlink, strictly shaped."""
     try:
-        text = read_untrusted_text(Path(path), MAX_REVIEW_BYTES)
+        text = read_text(Path(path), MAX_REVIEW_BYTES)
     except UntrustedFileError as exc:
         raise ReviewFileError(str(exc)) from None
     return parse_review(text, str(path))

@@ -22,13 +22,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
+from pytest_obelize_bench._util.documents import read_text
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench._util.validation import row_problem
 from pytest_obelize_bench.measure.frame import OUTCOMES, Outcome
 
 #: Finding kinds that are not a usage of the library for the ``none`` outcome.
 NOT_USAGE_KINDS: frozenset[str] = frozenset({"text_mention", "manifest", "parse_error"})
 DOCUMENT_NAME = "dryrun.json"
-MAX_DRYRUN_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_DRYRUN_DOCUMENT_BYTES = MEASURE_DOCUMENT_BYTES
 
 
 def outcome(*, blocked: str | None, usages: int, files_planned: int, withheld: int) -> Outcome:
@@ -108,17 +111,11 @@ def parse_dryrun_document(text: str, source: str) -> DryRunDocument:
 
 
 def load_dryrun_document(path: Path | str) -> DryRunDocument:
-    from pytest_obelize_bench._util.safe_io import read_bounded_file
-
     path = Path(path)
     try:
-        data = read_bounded_file(path, MAX_DRYRUN_DOCUMENT_BYTES)
-    except (OSError, ValueError) as exc:
-        raise DryRunRecordError(f"{path}: top level: (file): {exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DryRunRecordError(f"{path}: top level: (file): not UTF-8 (byte {exc.start})") from None
+        text = read_text(path, MAX_DRYRUN_DOCUMENT_BYTES)
+    except UntrustedFileError as exc:
+        raise DryRunRecordError(f"{path}: top level: (file): {exc.problem}") from None
     return parse_dryrun_document(text, str(path))
 
 

@@ -12,15 +12,16 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pytest_obelize_bench._util import documents
+from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench.casefile.cases import FULL_SHA
 
 #: What a fix dry run says of one repository (the protocol's five outcomes).
 OUTCOMES: tuple[str, ...] = ("blocked", "none", "held", "partial", "complete")
 Outcome = Literal["blocked", "none", "held", "partial", "complete"]
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -124,19 +125,11 @@ def validation_lines(path: Path, data: Any, error: ValidationError, repository: 
 
 
 def read_yaml(path: Path, error: type[Exception]) -> Any:
-    """A YAML document, or ``error`` with one line saying why it cannot be read."""
+    """A YAML document read bounded and strictly, or ``error`` with one line saying why it cannot be."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise error([f"{path}: top level: (file): cannot be read: {exc.strerror or exc}"]) from None
-    except UnicodeDecodeError as exc:
-        raise error([f"{path}: top level: (file): not UTF-8 (byte {exc.start})"]) from None
-    try:
-        return yaml.load(text, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise error([f"{path}: top level: (file): not YAML{at}"]) from None
+        return documents.read_yaml(Path(path), CASE_FILE_BYTES)
+    except UntrustedFileError as exc:
+        raise error([f"{path}: top level: (file): {exc.problem}"]) from None
 
 
 def load_frame(path: Path | str) -> Frame:

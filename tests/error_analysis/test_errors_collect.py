@@ -220,4 +220,4 @@ def test_an_unreadable_reviewer_file_never_costs_a_round_its_block(tmp_path: Pat
     assert "### Round 1" in text and "#### Error analysis" not in text
     assert "error_analysis" not in json.loads(summary.read_text(encoding="utf-8"))
     code, out = summarize(cases / "cases.yaml", results, "--check")
-    assert code == 1 and out.count("\n") == 1 and "errors-round-1.yaml: not valid YAML" in out
+    assert code == 1 and out.count("\n") == 1 and "errors-round-1.yaml: is not valid YAML (line 2)" in out

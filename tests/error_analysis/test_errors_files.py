@@ -199,7 +199,7 @@ def review_text(**changes: object) -> str:
             "causes.x.class",
         ),
         ({"causes": {"x": {"class": "withheld", "disposition": "limitation", "recorded": "ADR-001"}}}, "causes.x.why"),
-        ({"misses": [{"case": "a", "path": "p", "line": 0, "symbol": "s", "cause": "c"}]}, r"misses\[0\].line"),
+        ({"misses": [{"case": "a", "path": "p", "line": 0, "symbol": "s", "cause": "c"}]}, r"misses\.0\.line"),
         ({"extra": 1}, "extra"),
     ],
 )

@@ -65,7 +65,7 @@ def test_the_shipped_fixtures_load() -> None:
 def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(CaseFileError) as caught:
         load_case_file(tmp_path / "nope.yaml")
-    assert len(caught.value.problems) == 1 and "nope.yaml: cannot be read" in caught.value.problems[0]
+    assert len(caught.value.problems) == 1 and "nope.yaml: missing" in caught.value.problems[0]
 
 
 def test_upstream_records_load_and_their_tiers_recompute() -> None:

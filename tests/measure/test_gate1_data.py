@@ -59,7 +59,7 @@ def test_a_bad_frame_field_is_one_line_naming_file_repository_and_field(tmp_path
 def test_a_frame_that_is_not_yaml_or_lists_a_repository_twice_is_refused(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("repositories: [\n", encoding="utf-8")
-    with pytest.raises(FrameError, match="not YAML"):
+    with pytest.raises(FrameError, match="is not valid YAML"):
         load_frame(broken)
     data = yaml.safe_load(SAMPLE.read_text(encoding="utf-8"))
     data["repositories"].append(dict(data["repositories"][0]))

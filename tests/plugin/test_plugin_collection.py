@@ -265,7 +265,7 @@ RAW_FILES = {
     "alias bomb": (
         b"round: 2\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
         b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ncases: [*d]\n",
-        "cases/cases.yaml: is not valid YAML (line 2): an alias (*name) is not allowed in a case file",
+        "cases/cases.yaml: is not valid YAML (line 2): an alias (*name) is not allowed in a reviewed file",
     ),
     "duplicate key": (
         b"round: 2\nround: 3\nreviewer: t\n",
