@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pytest_obelize_bench._util.caps import REQUIREMENTS_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file
@@ -38,7 +39,7 @@ _PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-
 _FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MARKS_DIR = "env-marks"
 #: The largest requirements file whose content an environment key covers.
-REQUIREMENTS_CAP = 65_536
+REQUIREMENTS_CAP = REQUIREMENTS_BYTES
 
 
 def _requirements_material(checkout: Path | None, name: str) -> str | None:

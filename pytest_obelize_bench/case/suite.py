@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from pytest_obelize_bench._util.caps import JUNIT_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.safe_io import NotRegular, TooLarge, read_bounded
 from pytest_obelize_bench.grading.record import SuiteResult
@@ -24,7 +25,7 @@ from pytest_obelize_bench.isolation.steps import Runner
 from pytest_obelize_bench.tool.run_documents import path_problem
 
 #: Largest junit report read (a suite of tens of thousands of tests stays well under it).
-MAX_JUNIT_BYTES = 50 * 1024 * 1024
+MAX_JUNIT_BYTES = JUNIT_BYTES
 #: Seconds the compile check may take before the case errors (a timeout is not "does not compile").
 COMPILE_TIMEOUT_S = DEFAULT_LIMITS["compile"]
 PYTEST_NAMES = frozenset({"pytest", "py.test"})

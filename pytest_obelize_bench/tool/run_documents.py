@@ -18,10 +18,11 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from pytest_obelize_bench._util.caps import TOOL_DOCUMENT_BYTES
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 
 #: Largest run-folder document read (findings.json of a big repository is a few MB).
-MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+MAX_DOCUMENT_BYTES = TOOL_DOCUMENT_BYTES
 #: The documents grading reads, and the one copied only when the licence lets it be published.
 DOCUMENTS: tuple[str, ...] = ("findings.json", "plan.json", "run.json")
 PATCH = "patch.diff"

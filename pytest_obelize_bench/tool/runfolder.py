@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench._util.caps import POINTER_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.safe_io import (
     EntryKind,
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 #: Largest ``.obelize/latest`` read: one run id and a newline.
-MAX_POINTER_BYTES = 4096
+MAX_POINTER_BYTES = POINTER_BYTES
 _STEP = "fix"
 
 
