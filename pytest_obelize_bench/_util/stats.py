@@ -26,12 +26,14 @@ from typing import Any
 __all__ = [
     "CONFIDENCE",
     "Z_95",
+    "MinimumDetectable",
     "Rate",
     "fisher_exact_two_sided",
     "format_percent",
     "intervals_overlap",
     "mcnemar_exact",
     "mean_pass_hat_k",
+    "minimum_detectable",
     "pass_hat_k",
     "pass_hat_k_series",
     "rate_of",
@@ -111,6 +113,64 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     tail = sum(math.comb(total, i) for i in range(min(b, c) + 1))
     return min(1.0, 2 * tail / float(2**total))
+
+
+def _at_least(n: int, share: float, least: int) -> float:
+    """P(X >= least) for X ~ binomial(n, share)."""
+    return math.fsum(math.comb(n, i) * share**i * (1.0 - share) ** (n - i) for i in range(least, n + 1))
+
+
+@dataclass(frozen=True)
+class MinimumDetectable:
+    """What a paired exact test over n cases can tell apart at alpha with the given power.
+
+    ``discordant_needed`` is the fewest cases, all going one way and none the other, whose exact
+    two-sided p falls under alpha. ``cases`` is the smallest number of the n cases the candidate
+    must win (with none lost) for the test to find the difference with at least ``power``: each
+    case is taken to go the candidate's way independently with probability ``cases / n``. None
+    when no difference at this n reaches alpha.
+    """
+
+    n: int
+    alpha: float
+    power: float
+    discordant_needed: int | None
+    cases: int | None
+
+    @property
+    def share(self) -> float | None:
+        return None if self.cases is None or self.n == 0 else self.cases / self.n
+
+    def format(self) -> str:
+        if self.cases is None:
+            return f"no difference over {self.n} cases can reach alpha {self.alpha:g}"
+        return (
+            f"{self.cases} more of {self.n} cases ({format_percent(self.share or 0.0)}) "
+            f"at alpha {self.alpha:g} and {format_percent(self.power)} power; "
+            f"at least {self.discordant_needed} cases won with none lost reach alpha"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "alpha": self.alpha,
+            "power": self.power,
+            "discordant_needed": self.discordant_needed,
+            "cases": self.cases,
+            "share": self.share,
+            "model": "paired exact sign test; each case won independently, none lost",
+        }
+
+
+def minimum_detectable(n: int, alpha: float, power: float) -> MinimumDetectable:
+    """The minimum detectable difference of the paired exact test over n cases (see the class)."""
+    if n < 0 or not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError(f"need n >= 0 and alpha, power in (0, 1), got {(n, alpha, power)}")
+    needed = next((d for d in range(1, n + 1) if mcnemar_exact(0, d) < alpha), None)
+    cases = None
+    if needed is not None:
+        cases = next(c for c in range(needed, n + 1) if _at_least(n, c / n, needed) >= power)
+    return MinimumDetectable(n=n, alpha=alpha, power=power, discordant_needed=needed, cases=cases)
 
 
 def pass_hat_k(c: int, n: int, k: int) -> float | None:

@@ -166,6 +166,9 @@ class Provenance(_Model):
     """The run id a --bench-resume kept this record from (it was not run again); else null."""
     worker: str | None = None
     """gw3@host under xdist (its logs are on that machine); null in a serial run and older records."""
+    patch_sha256: str | None = None
+    """sha256 of the patch obelize wrote (patch.diff): what a review in cases/reviews/ answers for; null when
+    nothing was written, and in older records."""
 
 
 class Record(_Model):

@@ -30,6 +30,7 @@ from pytest_obelize_bench._util.stats import pass_hat_k_series
 from pytest_obelize_bench.grading.grade import landed_positions
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import TIERS, Record
+from pytest_obelize_bench.grading.tiers import control_held
 
 __all__ = [
     "SUCCESS",
@@ -69,6 +70,17 @@ class AttemptFacts:
     run_at: str | None = None
     pins: tuple[tuple[str, str | None], ...] = ()
     error_step: str | None = None
+    #: What the scan and the patch did wrong, for the promotion's controls veto; None unmeasured.
+    false_positive: int | None = None
+    forbidden_reported: int | None = None
+    false_positive_edit: int | None = None
+    #: ``tiers.control_held`` of a negative control (None for a case, or when not known).
+    control_held: bool | None = None
+    #: The run's identity, for comparing two runs: ``provenance.sandbox``, ``machine`` and ``os``.
+    sandbox: str | None = None
+    machine: str | None = None
+    #: sha256 of the patch obelize wrote (``patch.diff``); None when not recorded.
+    patch_sha256: str | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -110,6 +122,13 @@ def attempt_facts(record: Record, *, rows_total: int | None, artefacts: Artefact
         run_at=p.run_at,
         pins=pins,
         error_step=None if record.error is None else record.error.step,
+        false_positive=m.false_positive,
+        forbidden_reported=m.forbidden_reported,
+        false_positive_edit=m.false_positive_edit,
+        control_held=control_held(record.error, m) if record.control else None,
+        sandbox=p.sandbox,
+        machine=None if p.machine is None and p.os is None else f"{p.os or '?'} {p.machine or '?'}",
+        patch_sha256=p.patch_sha256,
     )
 
 

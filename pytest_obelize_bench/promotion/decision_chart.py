@@ -1,7 +1,8 @@
 """A promotion decision's chart (pure): each case's verified_success rate on both sides, and the verdict.
 
-Drawn from the decision document's ``case_changes``, which carry each case's verified attempts
-over its attempts on each side; a decision written before they did has no chart. The title names
+Drawn from the decision document's ``cases`` (``case_changes`` in schema 1), which carry each
+case's verified attempts over its attempts on each side; a decision written before they did has
+no chart. The title names
 the verdict and the rules that failed, so the figure never shows a change without its decision.
 """
 
@@ -34,7 +35,7 @@ def _tool(document: Mapping[str, Any], side: str) -> str:
 
 def decision_chart(name: str, document: Mapping[str, Any]) -> RateChart | None:
     """The chart of the decision in file ``name``; None when its cases carry no per-case rates."""
-    changes = document.get("case_changes")
+    changes = document.get("cases", document.get("case_changes"))
     if not isinstance(changes, list):
         return None
     incumbent, candidate = _tool(document, "incumbent"), _tool(document, "candidate")

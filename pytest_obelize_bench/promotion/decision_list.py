@@ -46,6 +46,11 @@ def _rate(document: Mapping[str, Any], side: str) -> str:
     return f"{k} of {n}" if isinstance(k, int) and isinstance(n, int) else NULL
 
 
+def _paired(document: Mapping[str, Any], key: str) -> object:
+    paired = document.get("paired")
+    return paired.get(key) if isinstance(paired, Mapping) else None
+
+
 def _run(document: Mapping[str, Any], side: str) -> str:
     data = _side(document, side)
     version = data.get("tool_version")
@@ -63,11 +68,13 @@ def render_decisions(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str 
         "",
         "Written by `obelize-bench gate` under `cases/promotion.yaml`, one file per candidate in",
         "`results/decisions/`; each holds every rule it checked, with the figure and the threshold.",
-        "`verified_success` counts graded attempts.",
+        "`verified_success` counts cases resolved on every attempt, of the graded cases: the case is",
+        "the unit, attempts are not evidence. The verdict is the paired exact test over cases at the",
+        "policy's alpha; the minimum detectable difference is what a non-decision rules out at this n.",
         "",
         "| Evaluated | Candidate | Incumbent | Decision | `verified_success` (incumbent -> candidate) "
-        "| Failed rules | Policy sha256 | File |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Failed rules | Verdict | Minimum detectable difference | Policy sha256 | File |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, document in sorted(documents, key=lambda pair: pair[0]):
         failed = document.get("failed_rules")
@@ -80,6 +87,8 @@ def render_decisions(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str 
             f"`{_cell(document.get('decision'))}`",
             f"{_rate(document, 'incumbent')} -> {_rate(document, 'candidate')}",
             _cell(rules),
+            _cell(_paired(document, "verdict")),
+            _cell(_paired(document, "minimum_detectable_text")),
             f"`{_cell(sha)[:16]}`" if isinstance(sha, str) else NULL,
             f"`{_cell(name)}`",
         ]

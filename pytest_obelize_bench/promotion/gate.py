@@ -1,11 +1,12 @@
 """``obelize-bench gate``: the promotion decision as a command a CI job can gate on.
 
-Reads the policy and the runs (``evidence``), decides each candidate (``promotion.decide``),
+Reads the policy, the case file's keys, the review answers (``cases/reviews/round-N.yaml``) and
+the runs (``evidence``, every tier recomputed), decides each candidate (``decision.decide``),
 writes one decision document per candidate to ``results/decisions/<date>-<candidate>.json`` and
 prints a short table. Exit status: 0 when a candidate is promoted, 1 when every candidate is
 rejected, 3 when the evidence cannot decide, 2 when the input cannot be used at all (a policy
-or run that cannot be read, or a policy that changed after these runs were judged), in which
-case nothing is written.
+or run that cannot be read, or a policy other than the one the runs registered at their start,
+or than an earlier decision on them used), in which case nothing is written.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
+from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench.promotion.case_view import SideFigures
 from pytest_obelize_bench.promotion.decision import (
     DECISION_SCHEMA_VERSION,
     Decision,
@@ -27,6 +30,7 @@ from pytest_obelize_bench.promotion.decision import (
     load_policy,
     pareto_front,
     policy_changed,
+    registration,
 )
 from pytest_obelize_bench.records.evidence import (
     EvidenceError,
@@ -45,15 +49,23 @@ EXIT_UNUSABLE = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _rows_per_case(cases_path: Path) -> dict[str, int]:
-    """Each key's row count, for rows migrated; no case file means the figure is unknown."""
+def _keys(cases_path: Path) -> tuple[dict[str, Case], dict[str, int], str | None]:
+    """The cases by id, each key's row count and the keys' sha256; all empty without a case file."""
     from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.casefile.keys import keys_sha256
     from pytest_obelize_bench.grading.grade import expected_rows
 
     if not cases_path.exists():
-        return {}
-    case_file = load_case_file(cases_path)
-    return {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
+        return {}, {}, None
+    cases = load_case_file(cases_path).cases
+    rows = {case.id: 0 if case.control else len(expected_rows(case)) for case in cases}
+    return {case.id: case for case in cases}, rows, keys_sha256(cases)
+
+
+def _round_of(spec: str, folder: Path) -> int | None:
+    """The round a run belongs to: ``round-N/runs/<id>`` in its path."""
+    parent = folder.parent.parent.name if folder.parent.name == "runs" else ""
+    return int(parent.removeprefix("round-")) if re.fullmatch(r"round-[1-9][0-9]*", parent) else None
 
 
 def _name(run: RunEvidence) -> str:
@@ -93,25 +105,30 @@ def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
     def rows(value: float | None) -> str:
         return "--" if value is None else f"{value:g}"
 
+    def cases(f: SideFigures) -> str:
+        return f"{f.cases_resolved.k}/{f.cases} cases {f.rate.format()} ({f.attempts_resolved}/{f.attempts} attempts)"
+
     lines = []
     if decisions:
         inc = decisions[0].incumbent_figures
         lines.append(
-            f"incumbent  {inc.label}: verified_success {inc.rate.format()}, rows {rows(inc.rows_migrated)}, "
-            f"runtime {cost(inc.cost_seconds)}"
+            f"incumbent  {inc.label}: verified_success {cases(inc)}, rows {rows(inc.rows_migrated)}, "
+            f"runtime {cost(inc.runtime_median)}"
         )
-    header = f"{'candidate':<28} {'decision':<22} {'verified_success':<26} {'rows':>6} {'runtime':>9}  failed rules"
+    header = f"{'candidate':<28} {'decision':<22} {'verified_success':<54} {'rows':>6} {'runtime':>9}  failed rules"
     lines.append(header)
     for d in decisions:
         c = d.candidate_figures
         failed = ", ".join(dict.fromkeys(r.rule for r in d.failed)) or "--"
         lines.append(
-            f"{d.candidate:<28} {d.outcome:<22} {c.rate.format():<26} "
-            f"{rows(c.rows_migrated):>6} {cost(c.cost_seconds):>9}  {failed}"
+            f"{d.candidate:<28} {d.outcome:<22} {cases(c):<54} "
+            f"{rows(c.rows_migrated):>6} {cost(c.runtime_median):>9}  {failed}"
         )
     for d in decisions:
         for r in d.failed:
             lines.append(f"  {d.candidate}: {r.rule}: {r.text}")
+        lines.append(f"  {d.candidate}: {d.paired['verdict']} ({d.paired['test']}, p = {d.paired['p']:.4f})")
+        lines.append(f"  {d.candidate}: minimum detectable difference: {d.paired['minimum_detectable_text']}")
     lines.append("pareto front (rate, rows up; runtime down): " + (", ".join(front) or "--"))
     return lines
 
@@ -134,31 +151,39 @@ def run_gate(
 ) -> int:
     """Decide every candidate, write the decision documents, print the table; the exit status."""
     from pytest_obelize_bench.casefile.cases import CaseFileError
+    from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
 
     moment = now or datetime.now(UTC)
     try:
         policy, policy_sha = load_policy(read_untrusted(policy_path, MAX_POLICY_BYTES), str(policy_path))
-        rows = _rows_per_case(cases_path)
+        keys, rows, keys_sha = _keys(cases_path)
         taken: set[str] = set()
         specs = [incumbent_spec, *candidate_specs]
         loaded = []
         for spec in specs:
-            run = read_run(resolve_run(spec, results_dir), spec, rows)
+            folder = resolve_run(spec, results_dir)
+            number = _round_of(spec, folder)
+            reviews = load_reviews(reviews_path(cases_path, number)) if keys and number is not None else None
+            run = read_run(folder, spec, rows, keys=keys or None, reviews=reviews)
             loaded.append(replace(run, label=_label(run.run_id, spec, taken)))
         prior = [data for _, data in read_decision_documents(Path(results_dir) / DECISIONS_FOLDER)]
-    except (PolicyError, EvidenceError, UntrustedFileError) as exc:
+    except (PolicyError, EvidenceError, UntrustedFileError, ReviewFileError) as exc:
         print(f"obelize-bench gate: {exc}", file=out)
         return EXIT_UNUSABLE
     except CaseFileError as exc:
         print(f"obelize-bench gate: {exc.problems[0] if exc.problems else cases_path}", file=out)
         return EXIT_UNUSABLE
     incumbent, candidates = loaded[0], loaded[1:]
+    refusal = registration(policy_sha, loaded)[1]
     for candidate in candidates:
-        refusal = policy_changed(prior, policy_sha, incumbent.run_id, candidate.run_id)
-        if refusal is not None:
-            print(f"obelize-bench gate: refused: {policy_path}: {refusal}", file=out)
-            return EXIT_UNUSABLE
-    decisions = [decide(policy, incumbent, candidate, now=moment) for candidate in candidates]
+        refusal = refusal or policy_changed(prior, policy_sha, incumbent.run_id, candidate.run_id)
+    if refusal is not None:
+        print(f"obelize-bench gate: refused: {policy_path}: {refusal}", file=out)
+        return EXIT_UNUSABLE
+    decisions = [
+        decide(policy, incumbent, candidate, now=moment, policy_sha256=policy_sha, keys_sha256=keys_sha)
+        for candidate in candidates
+    ]
     figures = [decisions[0].incumbent_figures, *(d.candidate_figures for d in decisions)] if decisions else []
     front = pareto_front(figures)
     considered = [f.label for f in figures]

@@ -28,14 +28,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
+from pytest_obelize_bench.casefile.reviews import ReviewBook
+from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.grading.record import (
+    Record,
     RecordError,
     parse_record,
     read_round_attempts,
 )
 from pytest_obelize_bench.grading.repeatability import AttemptFacts, attempt_facts
+from pytest_obelize_bench.grading.tiers import tier
 
 __all__ = [
     "MANIFEST_NAME",
@@ -83,12 +87,28 @@ class RunManifest(BaseModel):
     interpreter_policy: str | None = None
     sandbox: Any = None
     harness_version: str | None = None
+    harness: dict[str, Any] | None = None
     started_at: str | None = None
     ended_at: str | None = None
     repeat: int | None = None
+    #: What the session registered at its start (``runs.RunManifest``): the promotion policy's
+    #: sha256, the case file's keys' sha256 and the machine's class.
+    promotion_policy_sha256: str | None = None
+    case_keys_sha256: str | None = None
+    machine_class: str | None = None
+    reruns: list[dict[str, Any]] | None = None
 
     def tool_field(self, name: str) -> str | None:
         value = (self.tool or {}).get(name)
+        return None if value is None else str(value)
+
+    def field(self, name: str) -> Any:
+        """A top-level field, or ``harness.version`` / ``harness.commit`` (older: ``harness_version``)."""
+        if name.startswith("harness."):
+            key = name.removeprefix("harness.")
+            value = (self.harness or {}).get(key)
+            return self.harness_version if value is None and key == "version" else value
+        value = getattr(self, name)
         return None if value is None else str(value)
 
 
@@ -194,11 +214,44 @@ def _read_artefacts(folder: Path, name: str) -> Artefacts | None:
         raise EvidenceError(str(exc).splitlines()[0]) from None
 
 
-def read_run(path: Path, label: str, rows_per_case: Mapping[str, int]) -> RunEvidence:
+def regraded(record: Record, case: Case | None, reviews: ReviewBook | None, source: str) -> Record:
+    """The record with its tier recomputed, never read from the file.
+
+    With the case's key, ``tests_cover_change`` and ``control`` come from the key; with a review
+    book, ``human_edits`` and ``patch_correct`` come from the answer for this record's patch
+    digest, and are null when nobody reviewed this patch.
+    """
+    updates: dict[str, Any] = {}
+    if case is not None:
+        updates["tests_cover_change"] = case.ground_truth.tests_cover_change
+    if reviews is not None:
+        digest = record.provenance.patch_sha256
+        review = None if digest is None else reviews.get((record.case, digest))
+        updates["human_edits"] = None if review is None else review.human_edits
+        updates["patch_correct"] = None if review is None else review.patch_correct
+    measurements = record.measurements.model_copy(update=updates)
+    try:
+        computed = tier(record.error, measurements)
+    except ValueError as exc:
+        raise EvidenceError(f"{source}: {exc}") from None
+    control = record.control if case is None else case.control
+    return record.model_copy(update={"measurements": measurements, "tier": computed, "control": control})
+
+
+def read_run(
+    path: Path,
+    label: str,
+    rows_per_case: Mapping[str, int],
+    *,
+    keys: Mapping[str, Case] | None = None,
+    reviews: ReviewBook | None = None,
+) -> RunEvidence:
     """Read one run folder; ``rows_per_case`` is each key's row count (for rows migrated).
 
-    Raises ``EvidenceError`` on anything hostile or malformed. A run with no ``run.json`` reads
-    with ``manifest`` None: the decision, not the reader, says what that means.
+    Every tier is recomputed (``regraded``) from the measurements, the case's key in ``keys``
+    and the answers in ``reviews`` for the record's patch. Raises ``EvidenceError`` on anything
+    hostile or malformed. A run with no ``run.json`` reads with ``manifest`` None: the decision,
+    not the reader, says what that means.
     """
     folder = Path(path)
     _real_folder(folder, "run folder")
@@ -234,6 +287,7 @@ def read_run(path: Path, label: str, rows_per_case: Mapping[str, int]) -> RunEvi
         if key in seen:
             raise EvidenceError(f"{entry_path}: case {record.case!r} attempt {record.attempt_number} appears twice")
         seen.add(key)
+        record = regraded(record, None if keys is None else keys.get(record.case), reviews, str(entry_path))
         artefacts = None if artefacts_folder is None else _read_artefacts(artefacts_folder, entry.name)
         attempts.append(attempt_facts(record, rows_total=rows_per_case.get(record.case), artefacts=artefacts))
     named = None if manifest is None else (manifest.run_id or manifest.run)

@@ -11,56 +11,39 @@ from typing import Any
 from pytest_obelize_bench.promotion.decision_chart import decision_chart, decision_charts
 from pytest_obelize_bench.promotion.decision_list import render_decisions
 from pytest_obelize_bench.promotion.gate import run_gate
-from tests.helpers import runs
-
-POLICY = b"schema_version: 1\nmin_runs: 1\nmin_n: 10\nmax_evidence_age_days: 30\nrequire_holdout: true\n"
-
-
-def write_run(results: Path, run_id: str, verified: set[int]) -> None:
-    ids = runs.case_ids(20)
-    records = [
-        runs.record(
-            c,
-            "verified_success" if i in verified else "partial",
-            split=runs.split_of(i),
-            unmigrated=0 if i in verified else 1,
-        )
-        for i, c in enumerate(ids)
-    ]
-    runs.write_run(results / "round-2" / "runs" / run_id, records, runs.manifest_data(ids, run_id))
+from tests.helpers import promotion_runs as pr
+from tests.helpers.runs import split_of
 
 
-def decide(tmp_path: Path, incumbent: set[int], candidate: set[int]) -> tuple[str, dict[str, Any]]:
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "promotion.yaml").write_bytes(POLICY)
-    write_run(tmp_path / "results", "old", incumbent)
-    write_run(tmp_path / "results", "new", candidate)
+def decide(tmp_path: Path, incumbent: dict[int, str], candidate: dict[int, str]) -> tuple[str, dict[str, Any]]:
+    project = pr.make_project(tmp_path)
+    pr.write_run(project, "old", incumbent)
+    pr.write_run(project, "new", candidate, version="0.9.0")
     run_gate(
-        tmp_path / "cases" / "promotion.yaml",
+        project / "cases" / "promotion.yaml",
         "round-2:old",
         ["round-2:new"],
-        results_dir=tmp_path / "results",
-        cases_path=tmp_path / "cases" / "cases.yaml",
+        results_dir=project / "results",
+        cases_path=project / "cases" / "cases.yaml",
         out=io.StringIO(),
         now=datetime(2026, 12, 2, 12, 0, tzinfo=UTC),
     )
-    (path,) = sorted((tmp_path / "results" / "decisions").glob("*.json"))
+    (path,) = sorted((project / "results" / "decisions").glob("*.json"))
     return path.name, json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_a_rejected_decision_charts_every_case_on_both_sides_with_its_rule(tmp_path: Path) -> None:
-    name, document = decide(tmp_path, {0, 1}, set(range(19)) - {1})
+    before = dict.fromkeys(range(10), "v")
+    name, document = decide(tmp_path, before, {**before, 1: "vp", **dict.fromkeys(range(10, 19), "v")})
     chart = decision_chart(name, document)
     assert chart is not None
     assert chart.file_name == "decision-2026-12-02-new.svg"
-    assert (
-        chart.title.startswith("Decision 2026-12-02-new: reject (") and "max_case_regressions.verified" in chart.title
-    )
-    assert len(chart.groups) == 20 and len(chart.series) == 2
-    case = runs.case_ids(20)[1]
+    assert chart.title.startswith("Decision 2026-12-02-new: reject (") and "case_resolution_regression" in chart.title
+    assert len(chart.groups) == 20 and len(chart.series) == 2  # the control is not drawn
+    case = pr.case_id(1)
     dropped = {p.series.split(" ")[0]: (p.rate.k, p.rate.n) for p in chart.points if p.group.startswith(case)}
-    assert dropped == {"incumbent": (1, 1), "candidate": (0, 1)}
-    assert f"({runs.split_of(1)})" in next(g for g in chart.groups if g.startswith(case))
+    assert dropped == {"incumbent": (2, 2), "candidate": (1, 2)}
+    assert f"({split_of(1)})" in next(g for g in chart.groups if g.startswith(case))
     block = render_decisions([(name, document)]) or ""
     assert "### Figures" in block and "](figures/decision-2026-12-02-new.svg)" in block
 
@@ -91,7 +74,8 @@ def test_a_file_name_cannot_leave_the_figures_folder() -> None:
 def test_summarize_draws_and_checks_a_decisions_figure(tmp_path: Path) -> None:
     from pytest_obelize_bench.summary.roundfiles import summarize
 
-    name, _ = decide(tmp_path, {0, 1}, set(range(18)))
+    before = dict.fromkeys(range(10), "v")
+    name, _ = decide(tmp_path, before, dict.fromkeys(range(20), "v"))
     results, cases = tmp_path / "results", Path(__file__).resolve().parents[2] / "cases" / "cases.yaml"
     out = io.StringIO()
     assert summarize(results, cases, check=False, out=out) == 0, out.getvalue()

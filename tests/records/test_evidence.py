@@ -23,7 +23,7 @@ CASES = ["ann__a", "bob__b"]
 
 
 def make_run(root: Path, **manifest: Any) -> Path:
-    records = [runs.record(c, attempt=1) for c in CASES] + [runs.record("ann__a", "partial", attempt=2)]
+    records = [runs.record(c, attempt=1) for c in CASES] + [runs.record("ann__a", "partial", attempt=2, unmigrated=1)]
     return runs.write_run(root / "round-2" / "runs" / "r1", records, runs.manifest_data(CASES, "r1", **manifest))
 
 
@@ -38,6 +38,23 @@ def test_a_run_folder_reads_every_attempt_and_its_manifest(tmp_path: Path) -> No
         ("bob__b", 1, "verified_success"),
     ]
     assert run.attempts[0].rows_migrated == 2
+
+
+def test_a_tier_is_recomputed_never_read_and_a_review_applies_only_to_its_patch(tmp_path: Path) -> None:
+    from pytest_obelize_bench.casefile.schema import Review
+
+    planted = runs.record("ann__a", "verified_success", unmigrated=1)
+    reviewed = runs.record("bob__b", "patched_unverified")
+    reviewed = reviewed.model_copy(
+        update={"provenance": reviewed.provenance.model_copy(update={"patch_sha256": "a" * 64})}
+    )
+    folder = runs.write_run(tmp_path / "run", [planted, reviewed], runs.manifest_data(CASES, "run"))
+    answer = Review(human_edits=0, patch_correct=True, reviewer="r", reviewed_at="2026-12-02")
+    tiers = {a.case: a.tier for a in read_run(folder, "run", {}, reviews={("bob__b", "a" * 64): answer}).attempts}
+    assert tiers == {"ann__a": "partial", "bob__b": "verified_success"}
+    other = {("bob__b", "b" * 64): answer}
+    tiers = {a.case: a.tier for a in read_run(folder, "run", {}, reviews=other).attempts}
+    assert tiers["bob__b"] == "patched_unverified"
 
 
 def test_a_manifest_missing_optional_fields_and_carrying_unknown_ones_loads(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def test_a_planted_decision_cannot_break_the_table() -> None:
     block = render_decisions([("2026-12-09-x.json", hostile)])
     assert block is not None
     row = next(line for line in block.splitlines() if "injected" in line)
-    assert row.count(" | ") == 7 and "\\|" in row and "# heading" in row
+    assert row.count(" | ") == 9 and "\\|" in row and "# heading" in row
 
 
 def test_the_block_goes_before_the_rounds_is_replaced_and_removed() -> None:

@@ -1,0 +1,99 @@
+"""Review answers keyed to the patch they judged, outside the frozen case file.
+
+``cases/reviews/round-N.yaml`` holds one entry per (case, sha256 of the patch obelize wrote)::
+
+    reviews:
+      - case: owner__repo
+        patch_sha256: 3f1c...   # 64 hex digits: obelize-bench review CASE --run RUN prints it
+        human_edits: 0
+        patch_correct: true
+        reviewer: A. Reviewer
+        reviewed_at: '2026-12-03'
+
+An answer applies only to a record whose patch has the same digest, so ``verified_success`` is
+reached for the patch a person read and is never inherited by a later version's other patch.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pytest_obelize_bench.casefile.schema import Review
+
+__all__ = ["ReviewBook", "ReviewEntry", "ReviewFileError", "load_reviews", "reviews_path"]
+
+REVIEWS_FOLDER = "reviews"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class ReviewFileError(ValueError):
+    """A review file that cannot be used: one line naming the file, the case and the field."""
+
+
+class ReviewEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case: str = Field(min_length=1)
+    patch_sha256: str = Field(pattern=_SHA256.pattern)
+    human_edits: int | None = Field(default=None, ge=0)
+    patch_correct: bool | None = None
+    reviewer: str = Field(min_length=1)
+    reviewed_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+
+
+class _ReviewFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reviews: list[ReviewEntry] = []
+
+
+ReviewBook = dict[tuple[str, str], Review]
+
+
+def reviews_path(cases_path: Path, round_number: int) -> Path:
+    """``cases/reviews/round-N.yaml`` beside the case file."""
+    return Path(cases_path).parent / REVIEWS_FOLDER / f"round-{round_number}.yaml"
+
+
+def load_reviews(path: Path) -> ReviewBook:
+    """The answers by (case, patch sha256); an absent file holds none."""
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+
+    try:
+        text = read_untrusted_text(Path(path), 1024 * 1024)
+    except UntrustedFileError as exc:
+        if not Path(path).exists() and not Path(path).is_symlink():
+            return {}
+        raise ReviewFileError(str(exc)) from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ReviewFileError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    try:
+        parsed = _ReviewFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = list(first["loc"])
+        case = ""
+        if len(loc) >= 2 and loc[0] == "reviews" and isinstance(loc[1], int):
+            rows = data.get("reviews") if isinstance(data, dict) else None
+            row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
+            case = f" case {row.get('case')!r}" if isinstance(row, dict) else ""
+        where = ".".join(str(part) for part in loc[2:] or loc) or "(top level)"
+        raise ReviewFileError(f"{path}:{case} field {where}: {first['msg']}") from None
+    book: ReviewBook = {}
+    for entry in parsed.reviews:
+        key = (entry.case, entry.patch_sha256)
+        if key in book:
+            raise ReviewFileError(f"{path}: case {entry.case!r}: patch {entry.patch_sha256[:12]}... is reviewed twice")
+        book[key] = Review(
+            human_edits=entry.human_edits,
+            patch_correct=entry.patch_correct,
+            reviewer=entry.reviewer,
+            reviewed_at=entry.reviewed_at,
+        )
+    return book

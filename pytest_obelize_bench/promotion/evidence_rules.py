@@ -1,0 +1,269 @@
+"""Whole and comparable evidence, or no decision.
+
+Each run must be complete (a manifest, not interrupted, a record for every expected case, no
+infrastructure error) and the two runs must have measured the same thing: the same cases, pins,
+sandbox, harness version and commit, case-file keys, machine class and attempts per case. Any
+check that fails makes the decision ``insufficient_evidence`` and names the field. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
+from pytest_obelize_bench.grading.repeatability import AttemptFacts
+from pytest_obelize_bench.promotion.case_view import by_case
+from pytest_obelize_bench.promotion.policy import Policy
+from pytest_obelize_bench.promotion.reasons import Reason, reason
+from pytest_obelize_bench.records.evidence import RunEvidence
+
+__all__ = ["ENVIRONMENT_FIELDS", "comparability", "completeness", "is_infrastructure"]
+
+
+def _shown(items: list[str], most: int = 5) -> str:
+    return ", ".join(items[:most]) + (" ..." if len(items) > most else "")
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _evidence_time(run: RunEvidence) -> datetime | None:
+    """When the evidence was made: the run's end, else its last record's start."""
+    if run.manifest is not None and (ended := _parse_time(run.manifest.ended_at)) is not None:
+        return ended
+    times = [t for a in run.attempts if (t := _parse_time(a.run_at)) is not None]
+    return max(times) if times else None
+
+
+def is_infrastructure(attempt: AttemptFacts) -> bool:
+    """The machine's failure, not the tool's, by the rule every other figure uses."""
+    if attempt.error_reason is None:
+        return False
+    return error_class(attempt.error_reason, attempt.error_step or "") == INFRASTRUCTURE
+
+
+def completeness(run: RunEvidence) -> list[Reason]:
+    """Whether this run is whole: manifest, not interrupted, every expected case, no machine error."""
+    who, manifest = run.label, run.manifest
+    if manifest is None:
+        return [reason("run_complete", f"{who}: run.json", None, "present", False, f"{who}: the run has no run.json")]
+    interrupted = manifest.interrupted
+    reasons = [
+        reason(
+            "run_not_interrupted",
+            f"{who}: interrupted",
+            interrupted,
+            False,
+            interrupted is False,
+            f"{who}: run.json interrupted is {interrupted!r}, must be false",
+        )
+    ]
+    if manifest.complete is not None:
+        reasons.append(
+            reason("run_complete", f"{who}: complete", manifest.complete, True, manifest.complete, f"{who}: complete")
+        )
+    recorded = {a.case for a in run.attempts}
+    expected = manifest.cases_expected
+    if expected is None:
+        reasons.append(
+            reason("run_complete", f"{who}: cases_expected", None, "listed", False, f"{who}: no cases_expected")
+        )
+    else:
+        missing, extra = sorted(set(expected) - recorded), sorted(recorded - set(expected))
+        reasons.append(
+            reason(
+                "run_complete",
+                f"{who}: cases without a record",
+                len(missing),
+                0,
+                not missing,
+                f"{who}: {len(expected) - len(missing)} of {len(expected)} expected cases have a record"
+                + (f"; missing {_shown(missing)}" if missing else ""),
+            )
+        )
+        listed = manifest.cases_recorded
+        if listed is not None and set(listed) != recorded:
+            differ = sorted(set(listed) ^ recorded)
+            reasons.append(
+                reason(
+                    "run_complete",
+                    f"{who}: cases_recorded that disagree with the records on disk",
+                    len(differ),
+                    0,
+                    False,
+                    f"{who}: run.json cases_recorded and the record files disagree on {_shown(differ)}",
+                )
+            )
+        if extra:
+            reasons.append(
+                reason(
+                    "run_complete",
+                    f"{who}: records of unexpected cases",
+                    len(extra),
+                    0,
+                    False,
+                    f"{who}: {len(extra)} records are of cases run.json did not expect ({_shown(extra)})",
+                )
+            )
+    infra = sorted({f"{a.case} ({a.error_reason})" for a in run.attempts if is_infrastructure(a)})
+    reasons.append(
+        reason(
+            "no_infrastructure_errors",
+            f"{who}: attempts with an infrastructure error",
+            len(infra),
+            0,
+            not infra,
+            f"{who}: {len(infra)} attempts errored for a reason outside the tool"
+            + (f": {_shown(infra)}" if infra else ""),
+        )
+    )
+    return reasons
+
+
+def _pins(run: RunEvidence) -> dict[str, set[str | None]]:
+    pins: dict[str, set[str | None]] = {}
+    for attempt in run.attempts:
+        for name, value in attempt.pins:
+            pins.setdefault(f"{attempt.case}: {name}", set()).add(value)
+    if run.manifest is not None:
+        pins["run: interpreter_policy"] = {run.manifest.interpreter_policy}
+        pins["run: exclude_newer"] = {run.manifest.exclude_newer}
+    return pins
+
+
+def _one(values: set[str | None]) -> str | None:
+    return ", ".join(sorted(str(v) for v in values)) if values else None
+
+
+def _records_say(name: str) -> Callable[[RunEvidence], str | None]:
+    def read(run: RunEvidence) -> str | None:
+        return _one({getattr(a, name) for a in run.attempts})
+
+    return read
+
+
+def _manifest_or_records(field: str, fallback: Callable[[RunEvidence], str | None]) -> Callable[[RunEvidence], Any]:
+    def read(run: RunEvidence) -> Any:
+        value = None if run.manifest is None else run.manifest.field(field)
+        return fallback(run) if value is None else value
+
+    return read
+
+
+def _attempt_counts(run: RunEvidence) -> dict[str, int]:
+    return {case: len(attempts) for case, attempts in by_case(run.attempts).items()}
+
+
+#: What both runs must agree on, and where each is read: the manifest, else the records.
+ENVIRONMENT_FIELDS: dict[str, Callable[[RunEvidence], Any]] = {
+    "sandbox": _manifest_or_records("sandbox", _records_say("sandbox")),
+    "harness.version": _manifest_or_records("harness.version", lambda run: None),
+    "harness.commit": _manifest_or_records("harness.commit", lambda run: None),
+    "case_keys_sha256": _manifest_or_records("case_keys_sha256", lambda run: None),
+    "machine_class": _manifest_or_records("machine_class", _records_say("machine")),
+}
+
+
+def _environment(incumbent: RunEvidence, candidate: RunEvidence, keys_sha256: str | None) -> list[Reason]:
+    reasons = []
+    for name, read in ENVIRONMENT_FIELDS.items():
+        first, second = read(incumbent), read(candidate)
+        holds = first == second
+        text = f"{name}: {first!r} and {second!r}" + ("" if holds else ": the runs differ")
+        if holds and name == "case_keys_sha256" and keys_sha256 is not None and first != keys_sha256:
+            holds, text = False, f"{name}: the runs registered {first!r}, the case file now hashes to {keys_sha256!r}"
+        reasons.append(reason("same_environment", name, [first, second], "equal", holds, text))
+    inc, cand = _attempt_counts(incumbent), _attempt_counts(candidate)
+    differ = sorted(f"{c} ({inc[c]} vs {cand[c]})" for c in set(inc) & set(cand) if inc[c] != cand[c])
+    reasons.append(
+        reason(
+            "same_attempts",
+            "attempts per case",
+            len(differ),
+            0,
+            not differ,
+            f"{len(differ)} cases ran a different number of attempts" + (f": {_shown(differ)}" if differ else ""),
+        )
+    )
+    return reasons
+
+
+def comparability(
+    policy: Policy, incumbent: RunEvidence, candidate: RunEvidence, now: datetime, keys_sha256: str | None = None
+) -> list[Reason]:
+    """Whether the two runs measured the same thing (see the module docstring)."""
+    inc_cases, cand_cases = set(_attempt_counts(incumbent)), set(_attempt_counts(candidate))
+    differing = sorted(inc_cases ^ cand_cases)
+    reasons = [
+        reason(
+            "same_cases",
+            "cases in only one run",
+            len(differing),
+            0,
+            not differing,
+            f"{len(differing)} cases are in only one run" + (f": {_shown(differing)}" if differing else ""),
+        )
+    ]
+    inc_pins, cand_pins = _pins(incumbent), _pins(candidate)
+    pin_problems = sorted(n for n in set(inc_pins) & set(cand_pins) if len(inc_pins[n] | cand_pins[n]) > 1)
+    reasons.append(
+        reason(
+            "same_pins",
+            "pins that differ (exclude_newer, SDK versions, interpreter, interpreter policy)",
+            len(pin_problems),
+            0,
+            not pin_problems,
+            f"{len(pin_problems)} pins differ between the runs" + (f": {_shown(pin_problems)}" if pin_problems else ""),
+        )
+    )
+    reasons.extend(_environment(incumbent, candidate, keys_sha256))
+    for run in (incumbent, candidate):
+        counts = _attempt_counts(run)
+        fewest = min(counts.values(), default=0)
+        reasons.append(
+            reason(
+                "min_runs",
+                f"{run.label}: fewest attempts of a case",
+                fewest,
+                policy.min_runs,
+                fewest >= policy.min_runs,
+                f"{run.label}: the fewest attempts of a case is {fewest}, min_runs is {policy.min_runs}",
+            )
+        )
+        moment = _evidence_time(run)
+        age = None if moment is None else (now - moment).total_seconds() / 86400
+        reasons.append(
+            reason(
+                "evidence_age",
+                f"{run.label}: age in days",
+                None if age is None else round(age, 2),
+                policy.max_evidence_age_days,
+                age is not None and -1 < age <= policy.max_evidence_age_days,
+                f"{run.label}: no time is recorded, so its age is unknown"
+                if age is None
+                else f"{run.label}: the evidence is {age:.1f} days old, "
+                f"max_evidence_age_days is {policy.max_evidence_age_days}",
+            )
+        )
+        if policy.require_holdout:
+            holdout = len({a.case for a in run.attempts if a.split == "holdout" and not a.control})
+            reasons.append(
+                reason(
+                    "holdout_included",
+                    f"{run.label}: holdout cases",
+                    holdout,
+                    ">= 1",
+                    holdout >= 1,
+                    f"{run.label}: {holdout} holdout cases; the policy requires the holdout",
+                )
+            )
+    return reasons

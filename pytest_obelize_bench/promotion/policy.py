@@ -1,0 +1,104 @@
+"""The promotion policy (``cases/promotion.yaml``): every threshold the decision reads, and its sha256.
+
+The file is registered before the runs it judges: a session writes the sha256 of the policy in
+force into its ``run.json`` when it starts, and the gate refuses a policy whose bytes differ from
+what both runs registered. So a threshold is never chosen after the figures are known.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "POLICY_FILE_NAME",
+    "Efficiency",
+    "Policy",
+    "PolicyError",
+    "RowsRule",
+    "load_policy",
+    "policy_sha256_beside",
+]
+
+#: The policy's file name, beside the case file.
+POLICY_FILE_NAME = "promotion.yaml"
+MAX_POLICY_BYTES = 256 * 1024
+
+
+class PolicyError(ValueError):
+    """A policy file that cannot be used: one line naming the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Efficiency(_Strict):
+    """Runtime decides only at equal quality: per case the median over its attempts."""
+
+    min_median_improvement_pct: float = Field(default=5.0, ge=0.0)
+    max_case_regression_pct: float = Field(default=20.0, ge=0.0)
+    max_ungated_case_regression_pct: float = Field(default=100.0, ge=0.0)
+
+
+class RowsRule(_Strict):
+    """Rows migrated decide only at equal resolution, and never from one row."""
+
+    min_margin: float = Field(default=2.0, gt=0.0)
+    max_case_regressions: int = Field(default=0, ge=0)
+
+
+class Policy(_Strict):
+    schema_version: Literal[2] = 2
+    metric: Literal["verified_success"] = "verified_success"
+    secondary: Literal["rows_migrated"] = "rows_migrated"
+    cost: Literal["runtime_seconds"] = "runtime_seconds"
+    min_runs: int = Field(default=1, ge=1)
+    min_n: int = Field(default=10, ge=1)
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    power: float = Field(default=0.8, gt=0.0, lt=1.0)
+    resolution_margin: float = Field(default=2.0, gt=0.0)
+    min_gated_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    efficiency: Efficiency = Efficiency()
+    rows: RowsRule = RowsRule()
+    max_evidence_age_days: int = Field(default=30, ge=0)
+    require_holdout: bool = True
+
+
+def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
+    """The policy in a file's bytes and the sha256 of exactly those bytes."""
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        parsed = yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"{source}: not UTF-8 (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{source}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(parsed, dict):
+        raise PolicyError(f"{source}: expected a mapping of policy fields")
+    try:
+        return Policy.model_validate(parsed), digest
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        message = "is not a policy field" if first["type"] == "extra_forbidden" else first["msg"]
+        raise PolicyError(f"{source}: field {where}: {message}") from None
+
+
+def policy_sha256_beside(cases_path: Path) -> str | None:
+    """sha256 of the policy file beside a case file, as a run registers it; None without one.
+
+    Read once at a run's start, bounded and never through a link: what the run registers is the
+    policy that was in force when it began.
+    """
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+
+    path = Path(cases_path).parent / POLICY_FILE_NAME
+    try:
+        return hashlib.sha256(read_untrusted(path, MAX_POLICY_BYTES)).hexdigest()
+    except (UntrustedFileError, OSError):
+        return None
