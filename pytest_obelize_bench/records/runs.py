@@ -83,9 +83,23 @@ class RunManifest(_Model):
     interrupted: bool = False
     stopped: str | None = None
     reruns: list[Rerun] = []
+    #: Registered when the run starts, for the promotion gate: the sha256 of the promotion policy
+    #: in force (``cases/promotion.yaml``), of the case file's keys (``casefile/keys.py``), the
+    #: controller's machine class and the attempts per case (``--bench-repeat``).
+    promotion_policy_sha256: str | None = None
+    case_keys_sha256: str | None = None
+    machine_class: str | None = None
+    repeat: int | None = None
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def machine_class() -> str:
+    """``Linux-x86_64-8cpu``: what two runs compared for speed must share."""
+    import platform
+
+    return f"{platform.system()}-{platform.machine()}-{os.cpu_count() or 0}cpu"
 
 
 def utc_now() -> str:
@@ -265,6 +279,7 @@ __all__ = [
     "incomplete_reasons",
     "infrastructure_errors",
     "list_runs",
+    "machine_class",
     "new_run_id",
     "read_manifest",
     "read_run_records",

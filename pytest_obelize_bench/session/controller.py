@@ -164,7 +164,10 @@ class Controller:
             manifest.reruns.append(Rerun(at=utc_now(), cases=list(self.only)))
         else:
             from pytest_obelize_bench.casefile.cases import load_case_file
+            from pytest_obelize_bench.casefile.keys import keys_sha256
+            from pytest_obelize_bench.promotion.policy import policy_sha256_beside
             from pytest_obelize_bench.records.publication_note import expected_cases
+            from pytest_obelize_bench.records.runs import machine_class
 
             case_file = load_case_file(Path(self.context.cases_path))
             tool = self.context.tool or {}
@@ -179,6 +182,11 @@ class Controller:
                 interpreter_policy=self.context.interpreter_policy,
                 harness={key: self.context.harness.get(key) for key in ("version", "commit", "tree_dirty")},
                 started_at=utc_now(),
+                # pre-registration: the policy in force now is the one any decision on this run uses
+                promotion_policy_sha256=policy_sha256_beside(Path(self.context.cases_path)),
+                case_keys_sha256=keys_sha256(case_file.cases),
+                machine_class=machine_class(),
+                repeat=self.options.repeat,
             )
         self.manifest = manifest
         write_manifest(self.run_dir, manifest)
