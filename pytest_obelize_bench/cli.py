@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -259,6 +259,20 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def review(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_obelize_bench.casefile.reviews import reviews_path
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+    from pytest_obelize_bench.report.patch_review import run_review
+
+    number = args.round_number if args.round_number is not None else load_case_file(args.cases).round
+    work = Path(args.work).expanduser() if args.work else default_work_root()
+    reviews = reviews_path(args.cases, number)
+    return run_review(
+        args.case, run=args.run, round_number=number, attempt=args.attempt, results=args.results, work=work,
+        reviews_file=reviews, out=out,
+    )  # fmt: skip
+
+
 def _add_paths(p: argparse.ArgumentParser, *, results: bool = True) -> None:
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
     if results:
@@ -330,6 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the same as JSON")
     _add_paths(p)
+    p = sub.add_parser("review", help="print the patch a run's record graded and a review entry keyed to it")
+    p.add_argument("case", help="the case id")
+    p.add_argument("--run", required=True, help="the run whose record was graded")
+    p.add_argument("--round", type=int, dest="round_number", help="the round (default: the case file's)")
+    p.add_argument("--attempt", type=int, default=1, help="the attempt under --bench-repeat (default: 1)")
+    p.add_argument("--work", help="the work root the run left its logs under (default: the system temp one)")
+    _add_paths(p)
     p = sub.add_parser(
         "gate",
         help="the pre-registered promotion decision between an incumbent run and candidate runs "
@@ -386,8 +407,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from pytest_obelize_bench.records.regrade import regrade_round
 
             return regrade_round(args.results, args.cases, args.round_number, write=args.write, out=out)
-        if args.command == "compare":
-            return compare(args, out)
+        simple: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+            "compare": compare,
+            "show": show,
+            "review": review,
+        }
+        if args.command in simple:
+            return simple[args.command](args, out)
         if args.command == "runs":
             return list_runs_report(args.results, args.cases, args.round_number, out)
         if args.command == "publish":
@@ -402,8 +428,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             )
             _print_problems(outcome.lines, out)
             return 0 if outcome.published else 1
-        if args.command == "show":
-            return show(args, out)
         if args.command == "gate":
             from pytest_obelize_bench.promotion.gate import run_gate
 

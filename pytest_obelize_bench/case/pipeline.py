@@ -153,7 +153,7 @@ def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> Su
 def run_steps(run: CaseRun) -> None:
     """Steps 5 to 8; each one only if everything before it succeeded."""
     from pytest_obelize_bench.case.suite import compile_written
-    from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_publishable
+    from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest, patch_publishable
     from pytest_obelize_bench.tool.fix_step import run_fix
     from pytest_obelize_bench.tool.info import ToolInfo
 
@@ -167,6 +167,8 @@ def run_steps(run: CaseRun) -> None:
         fixed = run_fix(run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix"))
         run.artefacts, run.runtime_seconds = fixed.artefacts, fixed.runtime_s
         copy_artefacts(fixed.folder, run.tree().artefacts, publish_patch=patch_publishable(case.license))
+        if run.artefacts is not None and run.artefacts.written:
+            run.patch_sha256 = patch_digest(fixed.folder)
         from pytest_obelize_bench.grading.graded_facts import artefacts_to_json
 
         size = len(artefacts_to_json(run.artefacts).encode("utf-8"))
@@ -278,6 +280,7 @@ def build_record(run: CaseRun) -> Record:
         sandbox=_sandbox_label(run),
         content_key=_content_key(run),  # hook: resume (content_key.py)
         worker=context.worker,
+        patch_sha256=run.patch_sha256,
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

@@ -87,6 +87,8 @@ class CaseRun:
     artefacts: Any = None
     patch_compiles: bool | None = None
     runtime_seconds: float | None = None
+    #: sha256 of the patch obelize wrote (its run folder's patch.diff): what a review answers for.
+    patch_sha256: str | None = None
 
     @property
     def offline(self) -> bool:

@@ -10,6 +10,7 @@ import os
 import re
 from pathlib import Path
 
+from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.safe_io import NotRegular, TooLarge, read_bounded, write_atomically
 from pytest_obelize_bench.tool.run_documents import DOCUMENTS, MAX_DOCUMENT_BYTES, PATCH
 from pytest_obelize_bench.tool.runfolder import open_run_folder
@@ -63,3 +64,23 @@ def copy_artefacts(folder: Path, dest: Path, *, publish_patch: bool) -> list[str
     finally:
         os.close(fd)
     return copied
+
+
+def patch_digest(folder: Path) -> str | None:
+    """sha256 of the run folder's patch.diff (read bounded, never through a link); None without one.
+
+    The digest is recorded whatever the licence: it quotes nothing, and it is what a review of
+    this patch is keyed by (``casefile/reviews.py``).
+    """
+    import hashlib
+
+    try:
+        fd = open_run_folder(Path(folder), "fix", Path(folder).name)
+    except CaseError:
+        return None
+    try:
+        return hashlib.sha256(read_bounded(Path(PATCH), MAX_DOCUMENT_BYTES, dir_fd=fd)).hexdigest()
+    except (OSError, TooLarge, NotRegular):
+        return None
+    finally:
+        os.close(fd)

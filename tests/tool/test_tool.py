@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ from pytest_obelize_bench.grading.record import SuiteResult
 from pytest_obelize_bench.isolation.policy import TOOL_INSTALL_ENVIRONMENT, uv_binary
 from pytest_obelize_bench.tool import venv as tool_env
 from pytest_obelize_bench.tool.adapter import DOCUMENTED_EXIT_CODES
-from pytest_obelize_bench.tool.evidence_copy import copy_artefacts
+from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest
 from pytest_obelize_bench.tool.fix_step import fix_argv, run_fix
 from pytest_obelize_bench.tool.info import ToolError, ToolInfo
 from pytest_obelize_bench.tool.runfolder import load_artefacts_dir, locate_run_folder
@@ -368,6 +369,9 @@ def test_run_fix_on_a_real_repository(tmp_path: Path, installed: ToolInfo) -> No
         "patch.diff",
     ]
     assert load_artefacts_dir(dest) == artefacts
+    # the digest a review is keyed by is the patch's sha256, read from obelize's own folder
+    assert patch_digest(fixed.folder) == hashlib.sha256((dest / "patch.diff").read_bytes()).hexdigest()
+    assert patch_digest(tmp_path / "no-such-folder") is None
 
 
 def test_run_fix_with_nothing_to_migrate(tmp_path: Path, installed: ToolInfo) -> None:
