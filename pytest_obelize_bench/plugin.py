@@ -124,8 +124,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--bench-rerun",
-        choices=("errors",),
-        help="with --bench-run=RUN: run again only the cases that run recorded as error, adding the new records to it",
+        choices=("errors", "all-errors"),
+        help="with --bench-run=RUN: run again the cases that run recorded as an infrastructure error (errors), or "
+        "every errored case, tool errors too (all-errors); the replaced attempts are kept and listed",
     )
     group.addoption("--bench-run", metavar="RUN", help="the run id --bench-rerun works on (see `obelize-bench runs`)")
     group.addoption(  # hook: resume (resume.py)
@@ -285,7 +286,7 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--bench-rerun=errors``: keep only the cases the run recorded as error."""
+    """``--bench-rerun``: keep only the cases the run recorded as error (of the kind asked for)."""
     only = config.stash.get(ONLY_KEY, None)
     if only is None:
         return

@@ -106,6 +106,7 @@ def publish_run(
         repeats=repeats,
         infrastructure_errors=len(infra),
         with_infrastructure_errors=bool(infra),
+        reruns=[rerun.model_dump(mode="json") for rerun in manifest.reruns],
     )
     write_atomically(round_folder / PUBLICATION_NAME, note.to_json())
     lines = [f"run {run_id} published as round {round_number}: {len(found.texts)} records in {round_folder}"]

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -49,6 +49,8 @@ class Publication(BaseModel):
     repeats: dict[str, str] = {}
     infrastructure_errors: int = 0
     with_infrastructure_errors: bool = False
+    #: Every rerun of the published run (``run.json`` ``reruns``), each with the attempts it replaced.
+    reruns: list[dict[str, Any]] = []
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

@@ -55,9 +55,22 @@ class Selection(_Model):
     rerun_errors: bool = False
 
 
+class Replaced(_Model):
+    """The attempt a rerun replaced: kept under ``attempts/`` as ``kept_as``, with its error."""
+
+    case: str
+    kept_as: str
+    tier: str
+    reason: str | None = None
+    error_class: str | None = None
+
+
 class Rerun(_Model):
     at: str
     cases: list[str]
+    #: ``errors`` (infrastructure errors only) or ``all-errors`` (tool errors too, asked for).
+    kind: str = "errors"
+    replaced: list[Replaced] = []
 
 
 class RunManifest(_Model):
@@ -260,9 +273,38 @@ def incomplete_reasons(manifest: RunManifest, records: Mapping[str, Record], exp
     return reasons
 
 
-def rerun_cases(records: Mapping[str, Record]) -> list[str]:
-    """The cases a ``--bench-rerun=errors`` of a run runs again: those whose latest record errored."""
-    return sorted(case for case, record in records.items() if record.tier == "error")
+def rerun_cases(records: Mapping[str, Record], *, tool_errors: bool = False) -> list[str]:
+    """The cases a rerun runs again: ``--bench-rerun=errors`` those whose latest record is an
+    infrastructure error; ``--bench-rerun=all-errors`` (``tool_errors``) every errored one.
+
+    A tool error (``obelize_failed``, a fix that timed out) is a measurement of the tool: running
+    it again until it passes would hide it, so that takes the explicit flag.
+    """
+    infrastructure = set(infrastructure_errors(records))
+    return sorted(
+        case for case, record in records.items() if record.tier == "error" and (tool_errors or case in infrastructure)
+    )
+
+
+def replaced_attempts(folder: Path, records: Mapping[str, Record], cases: Iterable[str]) -> list[Replaced]:
+    """What a rerun of ``cases`` replaces: each case's latest record, and where ``add_record`` keeps it."""
+    replaced = []
+    for case in sorted(cases):
+        record = records.get(case)
+        if record is None:
+            continue
+        n = 1 + len(list((Path(folder) / ATTEMPTS_DIR).glob(f"{case}.[0-9]*.json")))
+        error = record.error
+        replaced.append(
+            Replaced(
+                case=case,
+                kept_as=f"{ATTEMPTS_DIR}/{case}.{n}.json",
+                tier=record.tier,
+                reason=None if error is None else error.reason,
+                error_class=None if error is None else error_class(error.reason, error.step),
+            )
+        )
+    return replaced
 
 
 __all__ = [
@@ -270,6 +312,7 @@ __all__ = [
     "IMPORTED_KIND",
     "MANIFEST_NAME",
     "SESSION_KIND",
+    "Replaced",
     "Rerun",
     "RunManifest",
     "RunRecords",
@@ -283,6 +326,7 @@ __all__ = [
     "new_run_id",
     "read_manifest",
     "read_run_records",
+    "replaced_attempts",
     "rerun_cases",
     "run_folder",
     "runs_root",

@@ -18,6 +18,7 @@ by ``roundfiles.py`` after the block.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from pytest_obelize_bench._util.markdown import NULL, cell, table
 from pytest_obelize_bench.grading.record import TIERS, SuiteResult
@@ -115,7 +116,21 @@ def _overview(f: RoundFigures) -> list[str]:
         infra = int(f.publication.get("infrastructure_errors") or 0)
         if f.publication.get("with_infrastructure_errors"):
             rows.append(("Published with infrastructure errors", infra))
+        for rerun in f.publication.get("reruns") or []:
+            rows.append((f"Rerun at {rerun.get('at')} (`{rerun.get('kind')}`)", _rerun_text(rerun)))
     return _table(["Figure", "Value"], ["---", "---"], rows)
+
+
+def _rerun_text(rerun: Any) -> str:
+    """Each case a rerun ran again, with the attempt it replaced and where that attempt is kept."""
+    replaced = rerun.get("replaced") or []
+    parts = [
+        f"{r.get('case')}: replaced {r.get('tier')}"
+        + (f" ({r.get('error_class')}: {r.get('reason')})" if r.get("reason") else "")
+        + f", kept as `{r.get('kept_as')}`"
+        for r in replaced
+    ]
+    return "; ".join(parts) or ", ".join(str(case) for case in rerun.get("cases") or []) or "--"
 
 
 def _ceiling_section(f: RoundFigures) -> list[str]:

@@ -95,7 +95,7 @@ class Controller:
             from pytest_obelize_bench.casefile.cases import load_case_file
 
             ids = [case.id for case in load_case_file(Path(self.context.cases_path)).cases]
-            self.only = rerun_cases(read_run_records(folder, ids).records)
+            self.only = rerun_cases(read_run_records(folder, ids).records, tool_errors=rerun == "all-errors")
             self.run_id = given
         else:
             self.run_id = new_run_id()
@@ -160,8 +160,13 @@ class Controller:
         )
 
         if self.only is not None:
+            from pytest_obelize_bench.records.runs import read_run_records, replaced_attempts
+
             manifest = read_manifest(self.run_dir)
-            manifest.reruns.append(Rerun(at=utc_now(), cases=list(self.only)))
+            latest = read_run_records(self.run_dir, self.only).records
+            replaced = replaced_attempts(self.run_dir, latest, self.only)
+            kind = self.options.rerun or "resume"
+            manifest.reruns.append(Rerun(at=utc_now(), cases=list(self.only), kind=kind, replaced=replaced))
         else:
             from pytest_obelize_bench.casefile.cases import load_case_file
             from pytest_obelize_bench.casefile.keys import keys_sha256

@@ -38,7 +38,7 @@ class BenchOptions:
     allow_dirty: bool
     publish: bool
     publish_with_infra_errors: bool
-    rerun: Literal["errors"] | None
+    rerun: Literal["errors", "all-errors"] | None
     run: str | None
     resume: str | None
     preflight: bool

@@ -156,6 +156,8 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
             "infrastructure_errors": publication.infrastructure_errors,
             "with_infrastructure_errors": publication.with_infrastructure_errors,
         }
+        if publication.reruns:  # only then: a round never rerun keeps its summary as it was
+            note["reruns"] = publication.reruns
     expected = expected_cases(case_file, n) if n >= case_file.round else sorted(records)
     problems.extend(publication_problems(Path(results_dir), n, published, expected))
     # Repeats and their graded facts, read as untrusted evidence (evidence.py).

@@ -157,6 +157,11 @@ def test_rerun_errors_runs_only_the_errored_case_and_publishes_the_completed_run
     assert earlier["tier"] == "error" and earlier["error"]["reason"] == "fetch_failed"
     manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
     assert [r["cases"] for r in manifest["reruns"]] == [[LATE]]
+    replaced = {"case": LATE, "kept_as": f"attempts/{LATE}.1.json", "tier": "error", "reason": "fetch_failed"}
+    assert manifest["reruns"][0]["replaced"] == [{**replaced, "error_class": "infrastructure"}]
     note = json.loads((project / "results" / "round-2" / "publication.json").read_text(encoding="utf-8"))
     assert note["run"] == run.name and note["infrastructure_errors"] == 0
+    assert note["reruns"] == manifest["reruns"]
+    document = (project / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    assert f"{LATE}: replaced error (infrastructure: fetch_failed), kept as `attempts/{LATE}.1.json`" in document
     assert f"run {run.name} published as round 2: 2 records" in done.stdout

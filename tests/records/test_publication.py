@@ -131,7 +131,26 @@ def test_only_errored_cases_are_rerun() -> None:
         "b": unsupported("b"),
         "c": errored("c", "fix", "obelize_failed"),
     }
-    assert rerun_cases(records) == ["a", "c"]
+    # a tool error is a measurement of the tool: only the explicit flag runs it again
+    assert rerun_cases(records) == ["a"]
+    assert rerun_cases(records, tool_errors=True) == ["a", "c"]
+
+
+def test_a_rerun_names_the_attempt_it_replaces_and_where_it_is_kept(tmp_path: Path) -> None:
+    from pytest_obelize_bench.records.runs import replaced_attempts
+
+    folder = tmp_path / "run"
+    add_record(folder, "alpha__navamai", errored("alpha__navamai", "fetch", "fetch_failed").to_json(), "{}")
+    found = read_run_records(folder, ["alpha__navamai"]).records
+    (replaced,) = replaced_attempts(folder, found, ["alpha__navamai"])
+    assert (replaced.kept_as, replaced.tier, replaced.reason) == (
+        "attempts/alpha__navamai.1.json",
+        "error",
+        "fetch_failed",
+    )
+    assert replaced.error_class == "infrastructure"
+    add_record(folder, "alpha__navamai", unsupported("alpha__navamai").to_json(), "{}")
+    assert (folder / replaced.kept_as).is_file()
 
 
 def test_incomplete_reasons_name_each_defect() -> None:
