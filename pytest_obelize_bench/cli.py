@@ -147,8 +147,22 @@ def compare(args: argparse.Namespace, out: TextIO) -> int:
         if not side.records:
             print(f"obelize-bench compare: {label} has no records; nothing to compare", file=out)
             return 2
-    _print_problems(compare_rounds(a, b, (la, lb)), out)
+    alpha, power = _policy_alpha_power(args.cases)
+    _print_problems(compare_rounds(a, b, (la, lb), alpha=alpha, power=power), out)
     return 0
+
+
+def _policy_alpha_power(cases: Path) -> tuple[float, float]:
+    """The promotion policy's alpha and power (its defaults when there is no readable policy)."""
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+    from pytest_obelize_bench.promotion.policy import POLICY_FILE_NAME, Policy, PolicyError, load_policy
+
+    path = Path(cases).parent / POLICY_FILE_NAME
+    try:
+        policy = load_policy(read_untrusted(path, 256 * 1024), str(path))[0]
+    except (UntrustedFileError, PolicyError):
+        policy = Policy()
+    return policy.alpha, policy.power
 
 
 def list_runs_report(results: Path, cases: Path, round_number: int | None, out: TextIO) -> int:

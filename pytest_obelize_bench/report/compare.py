@@ -9,18 +9,22 @@ from __future__ import annotations
 from collections import Counter
 
 from pytest_obelize_bench._util.markdown import NULL
-from pytest_obelize_bench._util.stats import mcnemar_exact, rate_of
+from pytest_obelize_bench._util.stats import mcnemar_exact, minimum_detectable, rate_of
 from pytest_obelize_bench.grading.record import TIERS
 from pytest_obelize_bench.report.round_figures import RoundData, case_entries
 
 __all__ = ["compare_rounds", "sandbox_lines", "sandboxes"]
 
 
-def compare_rounds(a: RoundData, b: RoundData, labels: tuple[str, str] | None = None) -> list[str]:
+def compare_rounds(
+    a: RoundData, b: RoundData, labels: tuple[str, str] | None = None, *, alpha: float = 0.05, power: float = 0.8
+) -> list[str]:
     """verified_success in round a vs round b over the graded cases both rounds have records for.
 
     The rounds grade the same cases, so the samples are paired: the 2x2 table, the discordant
-    case ids and the exact McNemar p-value, not a test for independent samples.
+    case ids and the exact McNemar p-value, not a test for independent samples. Then the verdict
+    at ``alpha`` (the promotion policy's) and the minimum detectable difference at this n with
+    ``power``, so "no difference" says what it rules out.
     """
     fa = {e.id: e for e in case_entries(a) if e.record is not None and not e.control}
     fb = {e.id: e for e in case_entries(b) if e.record is not None and not e.control}
@@ -32,6 +36,8 @@ def compare_rounds(a: RoundData, b: RoundData, labels: tuple[str, str] | None = 
     b_only = [i for i in both if fb[i].won and not fa[i].won]
     neither = [i for i in both if not fa[i].won and not fb[i].won]
     width = max(len(ra), len(rb)) + 12
+    p = mcnemar_exact(len(a_only), len(b_only))
+    detectable = minimum_detectable(len(both), alpha, power)
     rate_a = rate_of(len(both_won) + len(a_only), len(both))
     rate_b = rate_of(len(both_won) + len(b_only), len(both))
     lines = [
@@ -46,10 +52,9 @@ def compare_rounds(a: RoundData, b: RoundData, labels: tuple[str, str] | None = 
         "",
         f"  success in {ra} only ({len(a_only)}): {', '.join(a_only) or NULL}",
         f"  success in {rb} only ({len(b_only)}): {', '.join(b_only) or NULL}",
-        (
-            f"  exact McNemar p = {mcnemar_exact(len(a_only), len(b_only)):.4f} "
-            f"(two-sided, {len(a_only) + len(b_only)} discordant cases)"
-        ),
+        f"  exact McNemar p = {p:.4f} (two-sided, {len(a_only) + len(b_only)} discordant cases)",
+        f"  verdict: {'distinguishable' if p < alpha else 'not distinguishable'} at alpha {alpha:g}",
+        f"  minimum detectable difference over {len(both)} cases: {detectable.format()}",
     ]
     lines.extend(sandbox_lines(a, b, (ra, rb)))
     lines.extend(["", *tier_lines(a, b, (ra, rb))])

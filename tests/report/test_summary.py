@@ -576,6 +576,10 @@ def test_compare_rounds_paired_table_and_mcnemar() -> None:
     assert "success in round 1 only (0): --" in text
     assert "exact McNemar p = 0.0625" in text
     assert "round 2: 5 of 7, 71.4% [35.9%, 91.8%]" in text
+    # what "no difference" means: the verdict at alpha, and what 7 cases could have shown
+    assert "verdict: not distinguishable at alpha 0.05" in text
+    assert "minimum detectable difference over 7 cases: 7 more of 7 cases (100.0%)" in text
+    assert "verdict: distinguishable at alpha 0.5" in "\n".join(compare_rounds(a, b, alpha=0.5))
 
 
 def test_compare_tells_sandboxed_sides_apart() -> None:
