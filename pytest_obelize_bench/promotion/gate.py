@@ -129,7 +129,7 @@ def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
             lines.append(f"  {d.candidate}: {r.rule}: {r.text}")
         lines.append(f"  {d.candidate}: {d.paired['verdict']} ({d.paired['test']}, p = {d.paired['p']:.4f})")
         lines.append(f"  {d.candidate}: minimum detectable difference: {d.paired['minimum_detectable_text']}")
-    lines.append("pareto front (rate, rows up; runtime down): " + (", ".join(front) or "--"))
+    lines.append("pareto front (resolution, rows up; runtime down): " + (", ".join(front) or "--"))
     return lines
 
 
