@@ -163,7 +163,8 @@ def run_gate(
         for spec in specs:
             folder = resolve_run(spec, results_dir)
             number = _round_of(spec, folder)
-            reviews = load_reviews(reviews_path(cases_path, number)) if keys and number is not None else None
+            # with a case file, only answers keyed to a record's patch apply: none when the round is unknown
+            reviews = None if not keys else {} if number is None else load_reviews(reviews_path(cases_path, number))
             run = read_run(folder, spec, rows, keys=keys or None, reviews=reviews)
             loaded.append(replace(run, label=_label(run.run_id, spec, taken)))
         prior = [data for _, data in read_decision_documents(Path(results_dir) / DECISIONS_FOLDER)]

@@ -7,6 +7,7 @@ tests read what it left behind.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -431,6 +432,10 @@ def test_a_complete_run_publishes_its_records(serial_round: Any) -> None:
     # --bench-keep=failed (the default): finished cases lose their checkout, keep their logs
     work = project.parent / "work" / "round-2"
     assert not (work / "ann__clean").exists() and (work / "ann__clean.logs" / "01-fetch.log").is_file()
+    # the record names the patch it graded by its sha256: what a review of it is keyed by
+    clean = json.loads((run / "ann__clean.json").read_text(encoding="utf-8"))
+    patch = (work / "ann__clean.logs" / "artefacts" / "patch.diff").read_bytes()
+    assert clean["provenance"]["patch_sha256"] == hashlib.sha256(patch).hexdigest()
     assert str(work / "ann__clean.logs") not in done.stdout  # only errored cases name their logs
     code = cli_main(
         [
