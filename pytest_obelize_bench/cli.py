@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, TextIO
 
 from pytest_obelize_bench import __version__
 from pytest_obelize_bench.casefile.cases import (
-    CaseFile,
     CaseFileError,
     check_case_file,
     load_case_file,
 )
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.report.round_figures import RoundData
+    pass
 
 DEFAULT_CASES = Path("cases/cases.yaml")
 DEFAULT_RESULTS = Path("results")
@@ -102,67 +101,6 @@ def ceiling_report(path: Path, out: TextIO) -> int:
         file=out,
     )
     return 0
-
-
-def _side(text: str, results: Path, case_file: CaseFile, round_number: int | None) -> tuple[str, RoundData]:
-    """One side of ``compare``: a round number, a run id, or a folder of records."""
-    from pytest_obelize_bench.records.published import read_published
-    from pytest_obelize_bench.records.runs import read_run_records, runs_root
-    from pytest_obelize_bench.report.round_figures import RoundData
-    from pytest_obelize_bench.summary.roundfiles import load_round
-
-    ids = [case.id for case in case_file.cases]
-    if text.isdigit():
-        return f"round {text}", load_round(results, case_file, int(text))
-    path = Path(text)
-    if not path.is_dir():
-        rounds = (
-            [round_number]
-            if round_number is not None
-            else sorted(
-                int(p.name.split("-", 1)[1]) for p in results.glob("round-*") if p.name.split("-", 1)[1].isdigit()
-            )
-        )
-        for number in rounds:
-            candidate = runs_root(results, number) / text
-            if (candidate / "run.json").is_file():
-                return f"run {text}", RoundData(number, list(case_file.cases), read_run_records(candidate, ids).records)
-        raise ValueError(f"{text} is neither a round number, a run id under {results}, nor a folder")
-    number = round_number if round_number is not None else case_file.round
-    if (path / "run.json").is_file():
-        return str(path), RoundData(number, list(case_file.cases), read_run_records(path, ids).records)
-    return str(path), RoundData(number, list(case_file.cases), read_published(path, ids).records)
-
-
-def compare(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_obelize_bench.report.compare import compare_rounds
-
-    case_file = load_case_file(args.cases)
-    try:
-        (la, a), (lb, b) = (_side(x, args.results, case_file, args.round_number) for x in (args.first, args.second))
-    except ValueError as exc:
-        print(f"obelize-bench compare: {exc}", file=out)
-        return 2
-    for label, side in ((la, a), (lb, b)):
-        if not side.records:
-            print(f"obelize-bench compare: {label} has no records; nothing to compare", file=out)
-            return 2
-    alpha, power = _policy_alpha_power(args.cases)
-    _print_problems(compare_rounds(a, b, (la, lb), alpha=alpha, power=power), out)
-    return 0
-
-
-def _policy_alpha_power(cases: Path) -> tuple[float, float]:
-    """The promotion policy's alpha and power (its defaults when there is no readable policy)."""
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
-    from pytest_obelize_bench.promotion.policy import POLICY_FILE_NAME, Policy, PolicyError, load_policy
-
-    path = Path(cases).parent / POLICY_FILE_NAME
-    try:
-        policy = load_policy(read_untrusted(path, 256 * 1024), str(path))[0]
-    except (UntrustedFileError, PolicyError):
-        policy = Policy()
-    return policy.alpha, policy.power
 
 
 def list_runs_report(results: Path, cases: Path, round_number: int | None, out: TextIO) -> int:
@@ -271,20 +209,6 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     data = explain_case(record, case_file.by_id().get(case_id), artefacts, source=source, logs=logs)
     print_explanation(data, out, as_json=args.json)
     return 0
-
-
-def review(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_obelize_bench.casefile.reviews import reviews_path
-    from pytest_obelize_bench.isolation.workspace import default_work_root
-    from pytest_obelize_bench.report.patch_review import run_review
-
-    number = args.round_number if args.round_number is not None else load_case_file(args.cases).round
-    work = Path(args.work).expanduser() if args.work else default_work_root()
-    reviews = reviews_path(args.cases, number)
-    return run_review(
-        args.case, run=args.run, round_number=number, attempt=args.attempt, results=args.results, work=work,
-        reviews_file=reviews, out=out,
-    )  # fmt: skip
 
 
 def _add_paths(p: argparse.ArgumentParser, *, results: bool = True) -> None:
@@ -421,10 +345,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from pytest_obelize_bench.records.regrade import regrade_round
 
             return regrade_round(args.results, args.cases, args.round_number, write=args.write, out=out)
+        from pytest_obelize_bench.report.patch_review import review_command
+        from pytest_obelize_bench.summary.compare_command import compare_command
+
         simple: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
-            "compare": compare,
+            "compare": compare_command,
             "show": show,
-            "review": review,
+            "review": review_command,
         }
         if args.command in simple:
             return simple[args.command](args, out)

@@ -8,11 +8,15 @@ what both runs registered. So a threshold is never chosen after the figures are 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.casefile.schema import Case
 
 __all__ = [
     "POLICY_FILE_NAME",
@@ -22,6 +26,7 @@ __all__ = [
     "RowsRule",
     "load_policy",
     "policy_sha256_beside",
+    "registration_fields",
 ]
 
 #: The policy's file name, beside the case file.
@@ -102,3 +107,20 @@ def policy_sha256_beside(cases_path: Path) -> str | None:
         return hashlib.sha256(read_untrusted(path, MAX_POLICY_BYTES)).hexdigest()
     except (UntrustedFileError, OSError):
         return None
+
+
+def registration_fields(cases_path: Path, cases: Iterable[Case], repeat: int) -> dict[str, Any]:
+    """What a run registers in ``run.json`` when it starts, for the promotion gate to compare.
+
+    The policy in force, the case file's keys, the machine class and the attempts per case: a
+    decision on the run uses exactly these, or refuses.
+    """
+    from pytest_obelize_bench.casefile.keys import keys_sha256
+    from pytest_obelize_bench.records.runs import machine_class
+
+    return {
+        "promotion_policy_sha256": policy_sha256_beside(cases_path),
+        "case_keys_sha256": keys_sha256(cases),
+        "machine_class": machine_class(),
+        "repeat": repeat,
+    }

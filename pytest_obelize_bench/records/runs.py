@@ -328,6 +328,7 @@ __all__ = [
     "read_run_records",
     "replaced_attempts",
     "rerun_cases",
+    "rerun_entry",
     "run_folder",
     "runs_root",
     "sandbox_of",
@@ -335,3 +336,10 @@ __all__ = [
     "utc_now",
     "write_manifest",
 ]
+
+
+def rerun_entry(folder: Path, cases: Iterable[str], kind: str) -> Rerun:
+    """The ``reruns`` entry a rerun of ``cases`` adds to its run: when, which kind, what it replaces."""
+    cases = list(cases)
+    latest = read_run_records(folder, cases).records
+    return Rerun(at=utc_now(), cases=cases, kind=kind, replaced=replaced_attempts(folder, latest, cases))

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pytest_obelize_bench.grading.attempts import attempt_stem, record_file_name
 from pytest_obelize_bench.grading.record import Record, RecordError
 
-__all__ = ["run_review", "template"]
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["review_command", "run_review", "template"]
 
 PATCH_SHOWN_BYTES = 256 * 1024
 
@@ -71,3 +74,18 @@ def run_review(
     for line in template(record, patch, note, str(reviews_file)):
         print(line, file=out)
     return 0
+
+
+def review_command(args: argparse.Namespace, out: TextIO) -> int:
+    """The console script's ``review``: the round from the case file unless given, logs under the work root."""
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.casefile.reviews import reviews_path
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+
+    number = args.round_number if args.round_number is not None else load_case_file(args.cases).round
+    work = Path(args.work).expanduser() if args.work else default_work_root()
+    reviews = reviews_path(args.cases, number)
+    return run_review(
+        args.case, run=args.run, round_number=number, attempt=args.attempt, results=args.results, work=work,
+        reviews_file=reviews, out=out,
+    )  # fmt: skip

@@ -152,7 +152,6 @@ class Controller:
         if self.run_dir is None:
             return
         from pytest_obelize_bench.records.runs import (
-            Rerun,
             RunManifest,
             read_manifest,
             utc_now,
@@ -160,19 +159,14 @@ class Controller:
         )
 
         if self.only is not None:
-            from pytest_obelize_bench.records.runs import read_run_records, replaced_attempts
+            from pytest_obelize_bench.records.runs import rerun_entry
 
             manifest = read_manifest(self.run_dir)
-            latest = read_run_records(self.run_dir, self.only).records
-            replaced = replaced_attempts(self.run_dir, latest, self.only)
-            kind = self.options.rerun or "resume"
-            manifest.reruns.append(Rerun(at=utc_now(), cases=list(self.only), kind=kind, replaced=replaced))
+            manifest.reruns.append(rerun_entry(self.run_dir, self.only, self.options.rerun or "resume"))
         else:
             from pytest_obelize_bench.casefile.cases import load_case_file
-            from pytest_obelize_bench.casefile.keys import keys_sha256
-            from pytest_obelize_bench.promotion.policy import policy_sha256_beside
+            from pytest_obelize_bench.promotion.policy import registration_fields
             from pytest_obelize_bench.records.publication_note import expected_cases
-            from pytest_obelize_bench.records.runs import machine_class
 
             case_file = load_case_file(Path(self.context.cases_path))
             tool = self.context.tool or {}
@@ -188,10 +182,7 @@ class Controller:
                 harness={key: self.context.harness.get(key) for key in ("version", "commit", "tree_dirty")},
                 started_at=utc_now(),
                 # pre-registration: the policy in force now is the one any decision on this run uses
-                promotion_policy_sha256=policy_sha256_beside(Path(self.context.cases_path)),
-                case_keys_sha256=keys_sha256(case_file.cases),
-                machine_class=machine_class(),
-                repeat=self.options.repeat,
+                **registration_fields(Path(self.context.cases_path), case_file.cases, self.options.repeat),
             )
         self.manifest = manifest
         write_manifest(self.run_dir, manifest)
