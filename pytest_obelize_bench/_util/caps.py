@@ -27,6 +27,10 @@ POINTER_BYTES = 4096
 COLLECTED_ERRORS_BYTES = 32 * MiB
 #: The reviewer's error-analysis file (``cases/errors-round-N.yaml``).
 REVIEW_BYTES = 4 * MiB
+#: The review answers keyed to patches (``cases/reviews/round-N.yaml``).
+PATCH_REVIEWS_BYTES = 4 * MiB
+#: A patch shown for review (obelize's ``patch.diff``).
+PATCH_BYTES = 1 * MiB
 #: A Gate 1 scan document or a dry-run document under ``results/``.
 MEASURE_DOCUMENT_BYTES = 64 * MiB
 #: A case file, a fixture's ``case.yaml``, a frame or an answer key.
@@ -44,6 +48,8 @@ __all__ = [
     "JUNIT_BYTES",
     "MANIFEST_BYTES",
     "MEASURE_DOCUMENT_BYTES",
+    "PATCH_BYTES",
+    "PATCH_REVIEWS_BYTES",
     "POINTER_BYTES",
     "POLICY_BYTES",
     "RECORD_BYTES",

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_obelize_bench.casefile.schema import Review
@@ -61,18 +60,17 @@ def reviews_path(cases_path: Path, round_number: int) -> Path:
 
 def load_reviews(path: Path) -> ReviewBook:
     """The answers by (case, patch sha256); an absent file holds none."""
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+    from pytest_obelize_bench._util.caps import PATCH_REVIEWS_BYTES
+    from pytest_obelize_bench._util.documents import parse_yaml, read_text
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError
 
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return {}
     try:
-        text = read_untrusted_text(Path(path), 1024 * 1024)
+        data = parse_yaml(read_text(path, PATCH_REVIEWS_BYTES), str(path)) or {}
     except UntrustedFileError as exc:
-        if not Path(path).exists() and not Path(path).is_symlink():
-            return {}
-        raise ReviewFileError(str(exc)) from None
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ReviewFileError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise ReviewFileError(str(exc).splitlines()[0]) from None
     try:
         parsed = _ReviewFile.model_validate(data)
     except ValidationError as exc:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_obelize_bench._util.caps import POLICY_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.promotion.case_view import SideFigures
@@ -43,7 +44,6 @@ from pytest_obelize_bench.records.evidence import (
 __all__ = ["DECISIONS_FOLDER", "EXIT_CODES", "run_gate"]
 
 DECISIONS_FOLDER = "decisions"
-MAX_POLICY_BYTES = 256 * 1024
 EXIT_CODES = {"promote": 0, "reject": 1, "insufficient_evidence": 3}
 EXIT_UNUSABLE = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -155,7 +155,7 @@ def run_gate(
 
     moment = now or datetime.now(UTC)
     try:
-        policy, policy_sha = load_policy(read_untrusted(policy_path, MAX_POLICY_BYTES), str(policy_path))
+        policy, policy_sha = load_policy(read_untrusted(policy_path, POLICY_BYTES), str(policy_path))
         keys, rows, keys_sha = _keys(cases_path)
         taken: set[str] = set()
         specs = [incumbent_spec, *candidate_specs]

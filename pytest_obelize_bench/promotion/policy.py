@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ __all__ = [
 
 #: The policy's file name, beside the case file.
 POLICY_FILE_NAME = "promotion.yaml"
-MAX_POLICY_BYTES = 256 * 1024
 
 
 class PolicyError(ValueError):
@@ -76,13 +74,16 @@ class Policy(_Strict):
 
 def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
     """The policy in a file's bytes and the sha256 of exactly those bytes."""
+    from pytest_obelize_bench._util.documents import parse_yaml
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError
+
     digest = hashlib.sha256(data).hexdigest()
     try:
-        parsed = yaml.safe_load(data.decode("utf-8"))
+        parsed = parse_yaml(data.decode("utf-8"), source)
     except UnicodeDecodeError as exc:
         raise PolicyError(f"{source}: not UTF-8 (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{source}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    except UntrustedFileError as exc:
+        raise PolicyError(str(exc).splitlines()[0]) from None
     if not isinstance(parsed, dict):
         raise PolicyError(f"{source}: expected a mapping of policy fields")
     try:
@@ -100,11 +101,12 @@ def policy_sha256_beside(cases_path: Path) -> str | None:
     Read once at a run's start, bounded and never through a link: what the run registers is the
     policy that was in force when it began.
     """
+    from pytest_obelize_bench._util.caps import POLICY_BYTES
     from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 
     path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
-        return hashlib.sha256(read_untrusted(path, MAX_POLICY_BYTES)).hexdigest()
+        return hashlib.sha256(read_untrusted(path, POLICY_BYTES)).hexdigest()
     except (UntrustedFileError, OSError):
         return None
 

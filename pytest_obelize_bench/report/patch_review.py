@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = ["review_command", "run_review", "template"]
 
-PATCH_SHOWN_BYTES = 256 * 1024
-
 
 def template(record: Record, patch: str | None, note: str, reviews_file: str) -> list[str]:
     """The lines ``review`` prints: the record, the patch (or why not) and the entry to fill in."""
@@ -44,11 +42,12 @@ def template(record: Record, patch: str | None, note: str, reviews_file: str) ->
 
 
 def _patch(logs: Path, digest: str | None) -> tuple[str | None, str]:
+    from pytest_obelize_bench._util.caps import PATCH_BYTES
     from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 
     path = logs / "artefacts" / "patch.diff"
     try:
-        data = read_untrusted(path, PATCH_SHOWN_BYTES)
+        data = read_untrusted(path, PATCH_BYTES)
     except UntrustedFileError as exc:
         return None, f"{path}: {exc}"
     if hashlib.sha256(data).hexdigest() != digest:

@@ -68,12 +68,13 @@ def compare_command(args: argparse.Namespace, out: TextIO) -> int:
 
 def _policy_alpha_power(cases: Path) -> tuple[float, float]:
     """The promotion policy's alpha and power (its defaults when there is no readable policy)."""
+    from pytest_obelize_bench._util.caps import POLICY_BYTES
     from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
     from pytest_obelize_bench.promotion.policy import POLICY_FILE_NAME, Policy, PolicyError, load_policy
 
     path = Path(cases).parent / POLICY_FILE_NAME
     try:
-        policy = load_policy(read_untrusted(path, 256 * 1024), str(path))[0]
+        policy = load_policy(read_untrusted(path, POLICY_BYTES), str(path))[0]
     except (UntrustedFileError, PolicyError):
         policy = Policy()
     return policy.alpha, policy.power
