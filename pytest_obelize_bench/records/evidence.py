@@ -96,7 +96,6 @@ class RunManifest(BaseModel):
     promotion_policy_sha256: str | None = None
     case_keys_sha256: str | None = None
     machine_class: str | None = None
-    reruns: list[dict[str, Any]] | None = None
 
     def tool_field(self, name: str) -> str | None:
         value = (self.tool or {}).get(name)

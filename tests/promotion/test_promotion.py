@@ -162,3 +162,5 @@ def test_a_bad_policy_is_one_line_naming_the_field() -> None:
         load_policy(b"min_gated_share: 2\n", "p.yaml")
     with pytest.raises(PolicyError, match="field max_case_regressions: is not a policy field"):
         load_policy(b"max_case_regressions: {}\n", "p.yaml")
+    with pytest.raises(PolicyError, match=r"p\.yaml: is not valid YAML \(line 2\): duplicate key 'alpha'"):
+        load_policy(b"alpha: 0.05\nalpha: 0.5\n", "p.yaml")
