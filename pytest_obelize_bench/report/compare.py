@@ -11,7 +11,7 @@ from collections import Counter
 from pytest_obelize_bench._util.markdown import NULL
 from pytest_obelize_bench._util.stats import mcnemar_exact, minimum_detectable, rate_of
 from pytest_obelize_bench.grading.record import TIERS
-from pytest_obelize_bench.report.round_figures import RoundData, case_entries
+from pytest_obelize_bench.report.round_cases import RoundData, case_entries
 
 __all__ = ["compare_rounds", "sandbox_lines", "sandboxes"]
 

@@ -23,15 +23,8 @@ from typing import Any
 from pytest_obelize_bench._util.markdown import NULL, cell, table
 from pytest_obelize_bench.grading.record import TIERS, SuiteResult
 from pytest_obelize_bench.report.repeat_render import render_repeatability
-from pytest_obelize_bench.report.round_figures import (
-    SPLITS,
-    ControlRow,
-    Provenance,
-    RateRow,
-    RoundData,
-    RoundFigures,
-    round_figures,
-)
+from pytest_obelize_bench.report.round_cases import SPLITS, RoundData
+from pytest_obelize_bench.report.round_figures import ControlRow, Provenance, RateRow, RoundFigures, round_figures
 
 __all__ = ["BLOCK_SECTIONS", "BlockSection", "render_round_block", "render_sections"]
 

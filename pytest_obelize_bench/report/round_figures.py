@@ -23,20 +23,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pytest_obelize_bench._util.stats import Rate, rate_of
-from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.grading.error_classes import ERROR_CLASSES, error_class
 from pytest_obelize_bench.grading.record import TIERS, Record, SuiteResult
 from pytest_obelize_bench.grading.repeatability import AttemptFacts, RoundRepeatability, round_repeatability
-from pytest_obelize_bench.grading.tiers import ceiling, control_held
+from pytest_obelize_bench.grading.tiers import control_held
+from pytest_obelize_bench.report.round_cases import (
+    SPLITS,
+    CaseEntry,
+    RoundData,
+    case_entries,
+    in_split,
+    round_ceiling,
+)
 
 __all__ = [
-    "CAP_NO_KEY",
-    "SPLITS",
-    "CaseEntry",
     "Ceiling",
     "CeilingRow",
     "ControlRow",
@@ -44,98 +48,10 @@ __all__ = [
     "ErrorRow",
     "Provenance",
     "RateRow",
-    "RoundData",
     "RoundFigures",
     "SuiteRow",
-    "case_entries",
     "round_figures",
 ]
-
-SUCCESS = "verified_success"
-SPLITS = ("dev", "holdout")
-#: The cap shown for a record whose case has no row in the case file (it has no key to read).
-CAP_NO_KEY = "no row in the case file"
-
-
-@dataclass
-class RoundData:
-    """One round's inputs: the case file's rows (cases and controls) and the round's records.
-
-    ``publication`` is the round's publication note (which run, how many infrastructure errors
-    it was published with), or None for records no publication describes.
-    """
-
-    round: int
-    cases: list[Case]
-    records: dict[str, Record]
-    #: Every attempt of every case, repeats included (only ``--bench-repeat`` gives more than one).
-    attempts: list[AttemptFacts] = field(default_factory=list)
-    publication: Mapping[str, Any] | None = field(default=None)
-
-
-# -- the round's view of each case ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CaseEntry:
-    """One case as this round sees it: its key (if any), its record (if any), and where it sits."""
-
-    id: str
-    case: Case | None
-    record: Record | None
-    control: bool
-    split: str | None
-    pattern: tuple[str, ...]
-
-    @property
-    def model_arm(self) -> bool:
-        tokens = self.record.measurements.llm_tokens_in if self.record else None
-        return tokens is not None and tokens > 0
-
-    @property
-    def won(self) -> bool:
-        return self.record is not None and self.record.tier == SUCCESS
-
-
-def _pattern_of(case_id: str, case: Case | None) -> tuple[str, ...]:
-    """The de-duplication key: the sorted set of the key's symbols.
-
-    A case with no key, or an empty ``pattern_key``, cannot be grouped with anything, so it is
-    a pattern of its own (a symbol never contains a space, so the stand-in cannot collide).
-    """
-    if case is not None and case.pattern_key:
-        return tuple(sorted(set(case.pattern_key)))
-    return (f"(no pattern_key: {case_id})",)
-
-
-def case_entries(data: RoundData) -> list[CaseEntry]:
-    """Every case of the round (a row of the case file or a record), sorted by id."""
-    cases = {case.id: case for case in data.cases}
-    entries = []
-    for case_id in sorted(set(cases) | set(data.records)):
-        case, record = cases.get(case_id), data.records.get(case_id)
-        if record is not None:
-            control, split = record.control, record.split
-        else:
-            assert case is not None
-            control, split = case.control, case.split
-        entries.append(CaseEntry(case_id, case, record, control, split, _pattern_of(case_id, case)))
-    return entries
-
-
-def _in_split(entry: CaseEntry, split: str | None) -> bool:
-    return split is None or entry.split == split
-
-
-def _round_ceiling(entry: CaseEntry, round_number: int) -> str | None:
-    """The key's cap as of this round: a retirement decided in a later round does not apply."""
-    if entry.case is None:
-        return CAP_NO_KEY
-    update: dict[str, Any] = {"control": entry.control}
-    if entry.case.retired is not None and entry.case.retired.round > round_number:
-        update["retired"] = None
-    return ceiling(entry.case.model_copy(update=update))
-
 
 # -- the figures' parts ---------------------------------------------------------------------------
 
@@ -150,7 +66,7 @@ class RateRow:
 
 
 def _case_rate(entries: Iterable[CaseEntry], split: str | None) -> Rate:
-    members = [e for e in entries if _in_split(e, split)]
+    members = [e for e in entries if in_split(e, split)]
     return rate_of(sum(e.won for e in members), len(members))
 
 
@@ -158,7 +74,7 @@ def _pattern_rate(entries: Iterable[CaseEntry], split: str | None) -> Rate:
     """Patterns over the members in the split; a pattern wins when any member does."""
     won: dict[tuple[str, ...], bool] = {}
     for entry in entries:
-        if _in_split(entry, split):
+        if in_split(entry, split):
             won[entry.pattern] = won.get(entry.pattern, False) or entry.won
     return rate_of(sum(won.values()), len(won))
 
@@ -396,7 +312,7 @@ def round_figures(data: RoundData) -> RoundFigures:
     headline_cases = tuple(e for e in with_record if not e.model_arm)
     model_arm_cases = tuple(e for e in with_record if e.model_arm)
     records = [data.records[key] for key in sorted(data.records)]
-    caps = tuple(CeilingRow(e.id, e.split, _round_ceiling(e, data.round)) for e in graded)
+    caps = tuple(CeilingRow(e.id, e.split, round_ceiling(e, data.round)) for e in graded)
     controls_with_record = [e for e in controls if e.record is not None]
     control_rows = tuple(_control_row(e) for e in controls)
     errors = _error_rows(entries)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pytest_obelize_bench.grading.record import TIERS
 from pytest_obelize_bench.report.document import DOCUMENT_NAME
-from pytest_obelize_bench.report.round_figures import RoundData, RoundFigures, round_figures
+from pytest_obelize_bench.report.round_cases import RoundData
+from pytest_obelize_bench.report.round_figures import RoundFigures, round_figures
 
 __all__ = ["figures_lines", "terminal_lines"]
 

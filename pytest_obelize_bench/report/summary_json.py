@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from pytest_obelize_bench.report.round_figures import RateRow, RoundData, RoundFigures, round_figures
+from pytest_obelize_bench.report.round_cases import RoundData
+from pytest_obelize_bench.report.round_figures import RateRow, RoundFigures, round_figures
 
 __all__ = ["OMIT", "SUMMARY_PARTS", "SummaryPart", "figures_summary", "round_summary"]
 

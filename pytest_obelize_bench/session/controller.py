@@ -397,7 +397,7 @@ class Controller:
 
     def _terminal_figures(self) -> None:
         from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
-        from pytest_obelize_bench.report.round_figures import RoundData
+        from pytest_obelize_bench.report.round_cases import RoundData
         from pytest_obelize_bench.report.round_terminal import terminal_lines
 
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
-from pytest_obelize_bench.report.round_figures import RoundData
+from pytest_obelize_bench.report.round_cases import RoundData
 
 __all__ = ["compare_command"]
 
@@ -21,7 +21,7 @@ def _side(text: str, results: Path, case_file: CaseFile, round_number: int | Non
     """One side of ``compare``: a round number, a run id, or a folder of records."""
     from pytest_obelize_bench.records.published import read_published
     from pytest_obelize_bench.records.runs import read_run_records, runs_root
-    from pytest_obelize_bench.report.round_figures import RoundData
+    from pytest_obelize_bench.report.round_cases import RoundData
     from pytest_obelize_bench.summary.roundfiles import load_round
 
     ids = [case.id for case in case_file.cases]

@@ -26,8 +26,9 @@ from pytest_obelize_bench.records.publication import Outcome, publish_run
 from pytest_obelize_bench.records.published import SUMMARY_NAME, read_published
 from pytest_obelize_bench.report.document import DOCUMENT_NAME, check_document, render_document
 from pytest_obelize_bench.report.round_block import render_round_block
+from pytest_obelize_bench.report.round_cases import RoundData
 from pytest_obelize_bench.report.round_charts import round_charts
-from pytest_obelize_bench.report.round_figures import RoundData, round_figures
+from pytest_obelize_bench.report.round_figures import round_figures
 from pytest_obelize_bench.report.summary_json import round_summary
 from pytest_obelize_bench.summary.figures import check_figures, write_figures
 

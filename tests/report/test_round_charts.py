@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.report.round_cases import RoundData
 from pytest_obelize_bench.report.round_charts import SPLITS, headline_chart, round_charts, tiers_chart
-from pytest_obelize_bench.report.round_figures import RoundData, round_figures
+from pytest_obelize_bench.report.round_figures import round_figures
 from pytest_obelize_bench.summary.roundfiles import load_round
 from tests.helpers.handbuilt import make_case, make_record
 

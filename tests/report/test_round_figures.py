@@ -10,7 +10,8 @@ import pytest
 from pytest_obelize_bench.casefile.cases import Retired, load_case_file
 from pytest_obelize_bench.grading.record import ErrorInfo, Provenance, Record, SuiteResult
 from pytest_obelize_bench.report.round_block import BLOCK_SECTIONS, render_round_block, render_sections
-from pytest_obelize_bench.report.round_figures import CAP_NO_KEY, RoundData, RoundFigures, round_figures
+from pytest_obelize_bench.report.round_cases import CAP_NO_KEY, RoundData
+from pytest_obelize_bench.report.round_figures import RoundFigures, round_figures
 from pytest_obelize_bench.report.summary_json import OMIT, SUMMARY_PARTS, figures_summary, round_summary
 from pytest_obelize_bench.summary.roundfiles import load_round
 from tests.helpers import runs

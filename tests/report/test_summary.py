@@ -29,7 +29,8 @@ from pytest_obelize_bench.report.document import (
     render_document,
 )
 from pytest_obelize_bench.report.round_block import render_round_block
-from pytest_obelize_bench.report.round_figures import RoundData, round_figures
+from pytest_obelize_bench.report.round_cases import RoundData
+from pytest_obelize_bench.report.round_figures import round_figures
 from pytest_obelize_bench.report.round_terminal import terminal_lines
 from pytest_obelize_bench.report.summary_json import round_summary
 from pytest_obelize_bench.summary.roundfiles import (
