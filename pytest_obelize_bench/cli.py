@@ -323,6 +323,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
     sub.choices["errors"].set_defaults(handler=run_errors_command)
     add_docs_command(sub)
+    from pytest_obelize_bench.measure.comparison_block import add_comparison_commands, run_comparison_command
+
+    add_comparison_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
+    sub.choices["comparison"].set_defaults(handler=run_comparison_command)
     return parser
 
 
