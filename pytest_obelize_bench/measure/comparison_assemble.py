@@ -76,7 +76,7 @@ def _arm_inputs(
     row: CaseComparison = record.cases[case]
     changed = sorted(changed_files(record, arm, case))
     one = review.of(arm, case) if review is not None else None
-    error = row.error.reason if row.error is not None and row.error.arm == arm else None
+    error = next((f"{e.step}: {e.reason}" for e in row.errors if e.arm == arm), None)
     own = row.obelize
     if arm != OBELIZE:
         compiles, deleted, runtime = row.compiles, list(row.missing_key_files), row.runtime_seconds

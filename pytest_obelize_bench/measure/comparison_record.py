@@ -118,7 +118,7 @@ class CaseComparison(_Model):
     # -- added by this project (absent from upstream's round 1) --
     tests_baseline: SuiteResult | None = None
     obelize: ObelizePass | None = None
-    error: ArmError | None = None
+    errors: list[ArmError] = Field(default_factory=list)
     prompt_sha256: str | None = None
 
 

@@ -73,7 +73,8 @@ def cleared_rows(
     """Key rows the base scan reports and the after scan does not; legacy usage the arm added.
 
     Where a triple is reported more often than the key names it, the reports the key does not
-    name are taken to be the ones that remain (every free choice favours the arm).
+    name are taken to be the ones that remain (every free choice favours the arm).  Added usage
+    counts only rows under the case's legacy names, so the new SDK's pin is not one.
     """
     want, before, now = Counter(key), scan_triples(base), scan_triples(after)
     gone = set(deleted)
@@ -84,8 +85,20 @@ def cleared_rows(
             continue
         extra = before[triple] - count
         cleared += count - min(count, max(0, now[triple] - extra))
-    added = sum((now - before).values())
+    roots = _legacy_roots(list(want) + list(before))
+    added = sum(count for triple, count in (now - before).items() if _is_legacy(triple[2], roots))
     return Cleared(key_rows=sum(want.values()), seen=sum(seen.values()), cleared=cleared, added=added)
+
+
+def _legacy_roots(triples: Iterable[Triple]) -> set[str]:
+    """The legacy names of a case: the first two parts of every key and base-scan symbol."""
+    return {".".join(symbol.split(".")[:2]) for _, _, symbol in triples if symbol}
+
+
+def _is_legacy(symbol: str | None, roots: set[str]) -> bool:
+    """A symbol under a legacy name (``google.generativeai...``, the ``google-generativeai`` pin);
+    the new SDK's pin an arm writes is not legacy usage."""
+    return symbol is not None and any(symbol == root or symbol.startswith(root + ".") for root in roots)
 
 
 @dataclass(frozen=True)

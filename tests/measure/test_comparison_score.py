@@ -152,3 +152,10 @@ def test_corrections_are_rows_left_plus_rejected_edits() -> None:
     inputs = ArmInputs(after, ["app.py"], True, [], 5.0, PASS, False, 2)
     one = score_arm(_case(), BASE, inputs, PASS, rules=False)
     assert (one.left, one.corrections, one.tier) == (1, 3, "wrong")
+
+
+def test_the_new_sdks_pin_is_not_legacy_usage_added() -> None:
+    key = key_triples(_case())
+    after = [("requirements.txt", 1, "manifest", "google-genai"), ("x.py", 2, "call", "google.generativeai.configure")]
+    rows = cleared_rows(key, BASE, after)
+    assert rows.added == 1 and rows.cleared == 4
