@@ -26,6 +26,7 @@ from pytest_obelize_bench.measure.comparison_record import (
     Guide,
     ObelizePass,
     Repeat,
+    TestsAfter,
     dump_comparison,
 )
 from pytest_obelize_bench.measure.comparison_steps import (
@@ -87,7 +88,28 @@ def run_case(case: Case, ctx: Mapping[str, Any], *, repeat: bool) -> CaseCompari
     except CaseError as exc:
         errors.append(_error(agent, exc))
     again = _repeat(case, ctx, blind) if repeat else None
-    return _row(case, findings, errors, prompt_sha, ours, theirs, again)
+    row = _row(case, findings, errors, prompt_sha, ours, theirs, again)
+    return _with_suites(row, case, ctx, {agent: blind.tree} if theirs else {}, {OBELIZE: blind.obelize} if ours else {})
+
+
+def _with_suites(
+    row: CaseComparison, case: Case, ctx: Mapping[str, Any], agent: dict[str, Path], ours: dict[str, Path]
+) -> CaseComparison:
+    """The row with the baseline and each arm's after-run (comparison_suite.py) filled in."""
+    from pytest_obelize_bench.measure.comparison_suite import run_suites
+
+    suites = run_suites(case, ctx, {**agent, **ours})
+    update: dict[str, Any] = {"tests_baseline": suites.baseline}
+    if suites.error is not None:
+        step, _, reason = suites.error.partition(": ")
+        failed = [ArmError(arm=arm, step=step, reason=reason) for arm in (*agent, *ours)]
+        update["errors"] = [*row.errors, *failed]
+    for arm, result in suites.after.items():
+        if arm == OBELIZE and row.obelize is not None:
+            update["obelize"] = row.obelize.model_copy(update={"tests_after": result})
+        elif arm != OBELIZE:
+            update["tests_after"] = TestsAfter(**result.model_dump(), sdk_to=suites.sdk_to)
+    return row.model_copy(update=update)
 
 
 def _repeat(case: Case, ctx: Mapping[str, Any], blind: Blind) -> Repeat | None:

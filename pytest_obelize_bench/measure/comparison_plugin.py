@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -91,19 +90,22 @@ def _context(config: pytest.Config, round_number: int, case_path: Path, dev: lis
     # names the project or the case.
     blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_of(str(work_root).encode())[:10])
     tool: dict[str, Any] | None = None
-    sandbox: str | None = None
+    sandbox: dict[str, Any] = {}
+    exclude_newer = _exclude_newer(config)
     if not config.getoption("collectonly"):
         from pytest_obelize_bench.tool.info import ToolError
         from pytest_obelize_bench.tool.venv import resolve_tool
 
         try:
-            tool = json.loads(resolve_tool(config.getoption("--obelize"), tool_root=work_root / "tools").to_json())
-            sandbox = choose(str(config.getoption("--bench-sandbox"))).program
+            resolved = resolve_tool(config.getoption("--obelize"), tool_root=work_root / "tools")
+            tool = json.loads(resolved.to_json())
+            sandbox = choose(str(config.getoption("--bench-sandbox"))).to_json()
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         except SandboxUnavailable as exc:
             raise pytest.UsageError(f"--bench-sandbox=bwrap: {exc}") from None
     repeat = max(0, int(config.getoption(OPTION_REPEAT)))
+    suites = _round_context(config, round_number, case_path, work_root / "comparison", exclude_newer, tool, sandbox)
     return {
         "round": round_number,
         "arm": arm.model_dump(mode="json"),
@@ -120,11 +122,66 @@ def _context(config: pytest.Config, round_number: int, case_path: Path, dev: lis
         "blind_root": str(blind_root),
         "repo_cache": config.getoption("--bench-repo-cache"),
         "tool": tool,
-        "sandbox_program": sandbox,
-        "exclude_newer": config.getoption("--exclude-newer") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "sandbox_program": sandbox.get("program"),
+        "exclude_newer": exclude_newer,
+        "round_context": suites,
         "repeat": [case.id for case in dev[:repeat]],
         "harness": harness_provenance(Path(config.rootpath)),
     }
+
+
+def _exclude_newer(config: pytest.Config) -> str:
+    from pytest_obelize_bench.case.environment import exclude_newer_now, validate_exclude_newer
+
+    text = config.getoption("--exclude-newer")
+    try:
+        return validate_exclude_newer(text) if text else exclude_newer_now()
+    except ValueError as exc:
+        raise pytest.UsageError(f"--exclude-newer: {exc}") from None
+
+
+def _round_context(
+    config: pytest.Config,
+    round_number: int,
+    case_path: Path,
+    work_root: Path,
+    exclude_newer: str,
+    tool: dict[str, Any] | None,
+    sandbox: dict[str, Any],
+) -> dict[str, Any]:
+    """The round context the suites' stages read (comparison_suite.py), as JSON-safe fields."""
+    from dataclasses import asdict
+
+    from pytest_obelize_bench.case.context import RoundContext
+    from pytest_obelize_bench.case.environment import default_uv_cache
+    from pytest_obelize_bench.isolation.gitquery import harness_provenance
+    from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
+
+    try:
+        limits = parse_limits(config.getoption("--bench-step-timeout"))
+    except LimitError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    context = RoundContext(
+        mode="round",
+        round=round_number,
+        project_root=str(config.rootpath),
+        cases_path=str(case_path),
+        fixtures_dir=str(case_path.parent / "fixtures"),
+        results_dir=str(_path(config, str(config.getoption("--bench-results"))).resolve()),
+        work_root=str(work_root),
+        repo_cache=config.getoption("--bench-repo-cache"),
+        interpreter_policy=config.getoption("--bench-interpreter"),
+        python_search=tuple(str(Path(p).expanduser()) for p in config.getoption("--bench-python-path") or ()),
+        exclude_newer=exclude_newer,
+        uv_cache=str(default_uv_cache(work_root.parent)),
+        tool=tool,
+        harness=harness_provenance(Path(config.rootpath)),
+        step_limits=limits,
+        sandbox=sandbox,
+    )
+    data = asdict(context)
+    data["python_search"] = list(context.python_search)
+    return data
 
 
 @pytest.hookimpl(trylast=True)

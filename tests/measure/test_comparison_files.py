@@ -21,6 +21,7 @@ from pytest_obelize_bench.measure.comparison_record import (
     parse_comparison,
     read_comparison,
 )
+from pytest_obelize_bench.measure.comparison_render import render_comparison_block
 from pytest_obelize_bench.measure.comparison_review import (
     ReviewFileError,
     parse_review,
@@ -136,3 +137,17 @@ def test_summarize_check_covers_the_comparison_block(tmp_path: Path) -> None:
     assert "the comparison-round-1 block differs from a fresh render" in out.getvalue()
     assert summarize(results, case_file, check=False, out=io.StringIO()) == 0
     assert document.read_text(encoding="utf-8") == text
+
+
+def test_a_case_where_obelizes_scan_and_plan_disagree_is_flagged_in_the_block() -> None:
+    cases = {case.id: case for case in load_case_file(ROOT / "cases" / "cases.yaml").cases}
+    data = json.loads(RECORD.read_text())
+    # Put one cleared row back into obelize's tree: the scan now says 2 where the plan says 3.
+    data["cases"]["ashishkumar5de__PDF-QL"]["findings"]["obelize"] = [["app.py", 9, "import", "google.generativeai"]]
+    record = parse_comparison(data, "round-1.json")
+    score = assemble(record, read_review(REVIEW), cases, round_facts(ROOT / "results", 1, cases))
+    flagged = [one for one in score.calibration if one.agrees is False]
+    assert [(one.case, one.scan_cleared, one.plan_migrated) for one in flagged] == [("ashishkumar5de__PDF-QL", 2, 3)]
+    block = render_comparison_block(score)
+    assert "they agree on 12 of 13 cases" in block
+    assert "**Flagged: the scan and the plan disagree.**" in block and "| ashishkumar5de__PDF-QL | 2 | 3 |" in block

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore, assemble
 from pytest_obelize_bench.measure.comparison_block import comparison_blocks
 from pytest_obelize_bench.measure.comparison_record import read_comparison
+from pytest_obelize_bench.measure.comparison_review import read_review
 from pytest_obelize_bench.measure.document import stale_block
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
@@ -33,12 +36,19 @@ pytestmark = pytest.mark.usefixtures("index_uv_cache")
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "tests" / "agents" / "scripted_agent.py"
 CLEAN_ROWS = 5
+OWNERS = {"clean": "ann", "refused": "cat"}
 
 
-def build(root: Path, behaviour: str, *, dev: tuple[str, ...] = ("clean",), limit: float = 60) -> Path:
+def build(
+    root: Path, behaviour: str, *, dev: tuple[str, ...] = ("clean",), limit: float = 60, suites: bool = False
+) -> Path:
+    """A project whose dev cases are ``dev``; without ``suites`` their test command is dropped (no venv)."""
     project = root / "project"
-    owners = {"clean": "ann", "refused": "cat"}
-    cases = [rounds.case_row_from_fixture(name, owners[name], root) for name in dev]
+    cases = [rounds.case_row_from_fixture(name, OWNERS[name], root) for name in dev]
+    if not suites:
+        for row in cases:
+            row.update(test_cmd=None, install=[], has_test_files=False)
+            row["ground_truth"].update(tests_cover_change=False, tests_cover_change_why="No test command here.")
     cases.append(rounds.case_row_from_fixture("withheld-part", "bob", root, split="holdout"))
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
     (project / "cases" / "comparison").mkdir(parents=True)
@@ -70,10 +80,29 @@ def build(root: Path, behaviour: str, *, dev: tuple[str, ...] = ("clean",), limi
     return project
 
 
+#: The blind roots the runs made under the system temp folder, removed when the module ends.
+BLIND_ROOTS: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_blind_roots() -> Iterator[None]:
+    yield
+    for root in BLIND_ROOTS:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def compare(root: Path, behaviour: str, *extra: str, **kwargs: Any) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    BLIND_ROOTS.append(blind_folder(root, "").parent)
     project = build(root, behaviour, **kwargs)
+    write_review(project, tuple(f"{OWNERS[name]}__{name}" for name in kwargs.get("dev", ("clean",))))
     done = run_pytest(
-        project, "--bench-compare=arms/agent.yaml", "--bench-round=2", f"--bench-work={root / 'work'}", "-v", *extra
+        project,
+        "--bench-compare=arms/agent.yaml",
+        "--bench-round=2",
+        "--bench-interpreter=minor",
+        f"--bench-work={root / 'work'}",
+        "-v",
+        *extra,
     )
     return project, done
 
@@ -87,7 +116,18 @@ def record_of(project: Path, done: subprocess.CompletedProcess[str]) -> dict[str
 
 def score_of(project: Path) -> ComparisonScore:
     cases = {case.id: case for case in load_case_file(project / "cases" / "cases.yaml").cases}
-    return assemble(read_comparison(project / "results" / "comparison" / "round-2.json"), None, cases, {})
+    review_file = project / "cases" / "comparison-round-2.yaml"
+    review = read_review(review_file) if review_file.exists() else None
+    return assemble(read_comparison(project / "results" / "comparison" / "round-2.json"), review, cases, {})
+
+
+def write_review(project: Path, cases: tuple[str, ...]) -> None:
+    """A review that rejects nothing: every arm's edits on every case read and accepted."""
+    reviews = {
+        arm: {case: {"reviewed": "Read the whole diff."} for case in cases} for arm in ("general_agent", "obelize")
+    }
+    data = {"round": 2, "reviewer": "tester", "reviewed_at": "2026-12-03", "reviews": reviews}
+    (project / "cases" / "comparison-round-2.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
 
 
 def one(score: ComparisonScore, arm: str, case: str) -> Any:
@@ -103,7 +143,7 @@ def blind_folder(root: Path, case_id: str) -> Path:
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     root = tmp_path_factory.mktemp("migrate")
-    project, done = compare(root, "migrate", dev=("clean", "refused"))
+    project, done = compare(root, "migrate", dev=("clean", "refused"), suites=True)
     return root, project, done
 
 
@@ -127,10 +167,14 @@ def test_the_scripted_agent_clears_every_row_of_the_clean_case_and_obelize_agree
     assert clean["written"] == ["summarizer.py"] and clean["compiles"] is True
     assert len(clean["findings"]["base"]) == CLEAN_ROWS and clean["findings"]["general_agent"] == []
     assert clean["finished_at"] >= clean["started_at"] and clean["errors"] == []
+    # The suites, run as step 8 runs obelize's: the baseline over the pin, each arm's tree after.
+    assert clean["tests_baseline"]["status"] == "pass" and clean["tests_baseline"]["passed"] == 2
+    assert clean["tests_after"]["status"] == "pass" and clean["tests_after"]["sdk_to"] == "2.24.0"
+    assert clean["obelize"]["tests_after"]["status"] == "pass"
     score = score_of(project)
     agent, ours = one(score, "general_agent", "ann__clean"), one(score, "obelize", "ann__clean")
-    assert (agent.key_rows, agent.cleared, agent.left, agent.tier) == (CLEAN_ROWS, CLEAN_ROWS, 0, "patched_unverified")
-    assert (ours.cleared, ours.tier) == (CLEAN_ROWS, "patched_unverified")
+    assert (agent.key_rows, agent.cleared, agent.left, agent.tier) == (CLEAN_ROWS, CLEAN_ROWS, 0, "verified_success")
+    assert (ours.cleared, ours.tier) == (CLEAN_ROWS, "verified_success")
     # The refused case: obelize writes nothing, the agent only moves a pin it should not have.
     assert one(score, "obelize", "cat__refused").tier == "unsupported"
     assert one(score, "general_agent", "cat__refused").tier == "partial"
@@ -163,11 +207,11 @@ def test_under_two_workers_the_record_is_the_same(
     migrated: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     _, serial_project, serial_done = migrated
-    project, done = compare(tmp_path, "migrate", "-n", "2", dev=("clean", "refused"))
+    project, done = compare(tmp_path, "migrate", "-n", "2", dev=("clean", "refused"), suites=True)
     assert done.returncode == 0, done.stdout[-4000:]
     serial, parallel = record_of(serial_project, serial_done), record_of(project, done)
     for case in ("ann__clean", "cat__refused"):
-        for field in ("changes", "findings", "obelize_changes", "written", "compiles", "slug"):
+        for field in ("changes", "findings", "obelize_changes", "written", "compiles", "slug", "tests_baseline"):
             assert serial["cases"][case][field] == parallel["cases"][case][field], (case, field)
 
 
