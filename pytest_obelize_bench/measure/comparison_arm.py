@@ -18,9 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_obelize_bench._util.documents import parse_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
 from pytest_obelize_bench._util.validation import field_path
 
@@ -127,11 +127,9 @@ def read_arm(path: Path) -> tuple[ArmFile, str, Path, str]:
     path = Path(path)
     try:
         text = read_untrusted_text(path, MAX_ARM_BYTES)
-        data = yaml.safe_load(text)
+        data = parse_yaml(text, str(path))
     except UntrustedFileError as exc:
         raise ArmFileError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise ArmFileError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
     arm = parse_arm(data, str(path))
     guide = Path(arm.guide.file)
     guide = guide if guide.is_absolute() else path.parent / guide

@@ -11,14 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.caps import REVIEW_BYTES
+from pytest_obelize_bench._util.documents import read_yaml
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench._util.validation import field_path
 from pytest_obelize_bench.measure.comparison_record import OBELIZE, ComparisonRecord
-
-MAX_REVIEW_BYTES = 2 * 1024 * 1024
 
 
 class _Model(BaseModel):
@@ -69,12 +68,9 @@ def parse_review(data: Any, source: str) -> ReviewFile:
 
 def read_review(path: Path) -> ReviewFile:
     try:
-        text = read_untrusted_text(Path(path), MAX_REVIEW_BYTES)
-        data = yaml.safe_load(text)
+        data = read_yaml(Path(path), REVIEW_BYTES)
     except UntrustedFileError as exc:
         raise ReviewFileError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise ReviewFileError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
     return parse_review(data, str(path))
 
 
