@@ -6,7 +6,8 @@ It reads the prompt (which must name TREE and META), then behaves as BEHAVIOUR s
 ``migrate`` rewrites the clean fixture's legacy import, calls and pin, ``nothing`` changes
 nothing, ``break`` leaves a file that does not compile, ``escape`` migrates and also tries to
 write TARGET and the untouched copy beside its tree, ``nostamp`` migrates without stamps,
-``slow`` outlasts any short limit.  Every behaviour but ``nostamp`` writes both stamps and a report.
+``slow`` outlasts any short limit, ``backdate`` migrates but stamps a start before it ran.
+Every behaviour but ``nostamp`` writes both stamps and a report.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ def main(argv: list[str]) -> int:
     if behaviour != "nostamp":
         stamp(meta, "started")
     notes: list[str] = []
-    if behaviour in ("migrate", "escape", "nostamp"):
+    if behaviour == "backdate":
+        (meta / "started").write_text("1000\n", encoding="ascii")
+    if behaviour in ("migrate", "escape", "nostamp", "backdate"):
         notes += migrate(tree)
     if behaviour == "escape":
         notes.append(try_write(Path(argv[5])))

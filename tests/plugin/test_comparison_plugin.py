@@ -251,6 +251,14 @@ def test_an_agent_that_never_stamps_errors_the_case_for_its_arm_only(tmp_path: P
     assert one(score, "obelize", "ann__clean").cleared == CLEAN_ROWS
 
 
+def test_a_stamp_from_before_the_step_began_is_impossible_and_errors_the_agent(tmp_path: Path) -> None:
+    project, done = compare(tmp_path, "backdate")
+    row = record_of(project, done)["cases"]["ann__clean"]
+    assert [(e["arm"], e["reason"]) for e in row["errors"]] == [("general_agent", "stamp_impossible")]
+    assert row["runtime_seconds"] is None and row["started_at"] is None
+    assert one(score_of(project), "general_agent", "ann__clean").tier == "error"
+
+
 def test_an_agent_past_its_limit_is_stopped_and_errors(tmp_path: Path) -> None:
     project, done = compare(tmp_path, "slow", limit=3)
     errors = record_of(project, done)["cases"]["ann__clean"]["errors"]
