@@ -114,8 +114,9 @@ def check(results_dir: Path, case_file_path: Path, n: int, out: TextIO) -> int:
 
 
 def add_comparison_commands(sub: Any, default_cases: Path, default_results: Path) -> None:
-    """Register ``comparison check`` under the console script's subcommands."""
+    """Register ``comparison check`` under the console script's subcommands, with its handler."""
     group = sub.add_parser("comparison", help="the comparison arm's review file against its record")
+    group.set_defaults(handler=run_comparison_command)
     commands = group.add_subparsers(dest="comparison_command", required=True, help="what to do with the comparison")
     p = commands.add_parser(
         "check", help="cases lacking a review; `wrong` entries naming a file the arm did not change"
