@@ -315,13 +315,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)"
     )
-    # error analysis (pytest_obelize_bench.error_analysis.commands)
-    # and the generated reference pages (pytest_obelize_bench.session.reference_docs): each runs its handler
+    # error analysis, the comparison's review check and the generated reference pages: each runs its handler
     from pytest_obelize_bench.error_analysis.commands import add_errors_commands, run_errors_command
+    from pytest_obelize_bench.measure.comparison_block import add_comparison_commands
     from pytest_obelize_bench.session.reference_docs import add_docs_command
 
     add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
     sub.choices["errors"].set_defaults(handler=run_errors_command)
+    add_comparison_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
     add_docs_command(sub)
     return parser
 

@@ -29,7 +29,7 @@ from pytest_obelize_bench.session.outcome import OUTCOME_KEY, REPORT_CHAR, TIER_
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
 #: Gate 1 and the fix dry run: their own options, items and controller.
-pytest_plugins = ("pytest_obelize_bench.measure.plugin",)
+pytest_plugins = ("pytest_obelize_bench.measure.plugin", "pytest_obelize_bench.measure.comparison_plugin")
 
 OPTION_ROUND = "--bench-round"
 OPTION_FIXTURES = "--fixtures-only"

@@ -24,6 +24,10 @@ ERROR_REASONS: tuple[str, ...] = (
     "worker_lost",
     "interrupted",
     "worker_refused",
+    # the comparison arm's agent (measure/comparison_steps.py)
+    "agent_failed",
+    "stamp_missing",
+    "stamp_impossible",
 )
 
 

@@ -29,7 +29,18 @@ INFRASTRUCTURE_REASONS = frozenset(
     }
 )
 #: Reasons that say the tool under test failed.
-TOOL_REASONS = frozenset({"obelize_failed", "no_run_folder", "run_folder_unreadable", "run_folder_too_large"})
+TOOL_REASONS = frozenset(
+    {
+        "obelize_failed",
+        "no_run_folder",
+        "run_folder_unreadable",
+        "run_folder_too_large",
+        # the comparison arm's agent failed: the arm under test, not the machine
+        "agent_failed",
+        "stamp_missing",
+        "stamp_impossible",
+    }
+)
 #: Steps that run before the tool or only prepare the machine: a timeout there is not the tool's.
 INFRASTRUCTURE_STEPS = frozenset(
     {

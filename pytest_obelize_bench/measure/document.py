@@ -15,7 +15,7 @@ from pathlib import Path
 from pytest_obelize_bench._util.charts import RateChart
 from pytest_obelize_bench.report.document import begin_line, enclose, end_line
 
-_NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+")
+_NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+|comparison-round-[1-9][0-9]*")
 
 
 def _span(text: str, name: str) -> tuple[int, int] | None:
@@ -30,9 +30,16 @@ def _span(text: str, name: str) -> tuple[int, int] | None:
     return starts[0].start(), ends[0].end()
 
 
+def _order(name: str) -> tuple[int, str, int]:
+    """Gate 1 first, then the dry runs by pack, then the comparisons by round."""
+    if name.startswith("comparison-round-"):
+        return (2, "", int(name.rsplit("-", 1)[1]))
+    return (0 if name == "gate1" else 1, name, 0)
+
+
 def apply_blocks(text: str, blocks: Mapping[str, str]) -> str:
-    """``text`` with each block replaced in place, or appended (Gate 1 first, then dry runs)."""
-    for name in sorted(blocks, key=lambda n: (n != "gate1", n)):
+    """``text`` with each block replaced in place, or appended (Gate 1, dry runs, comparisons)."""
+    for name in sorted(blocks, key=_order):
         if not _NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not a measurement block name")
         section = enclose(name, blocks[name])
@@ -120,10 +127,22 @@ def _cases_dir(case_file_path: Path) -> Path:
     return Path(case_file_path).parent
 
 
+def _all_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
+    """Gate 1, the dry runs and every published comparison (``comparison_block``)."""
+    from pytest_obelize_bench.measure.comparison_block import comparison_blocks
+
+    blocks = measurement_blocks(results_dir, _cases_dir(case_file_path))
+    try:
+        blocks.update(comparison_blocks(results_dir, case_file_path))
+    except ValueError as exc:
+        raise MeasurementError(str(exc).splitlines()[0]) from None
+    return blocks
+
+
 def check_measurements(document: Path, results_dir: Path, case_file_path: Path) -> str | None:
     """None when every published measurement's block is current, else a one-line reason."""
     try:
-        blocks = measurement_blocks(results_dir, _cases_dir(case_file_path))
+        blocks = _all_blocks(results_dir, case_file_path)
         text = Path(document).read_text(encoding="utf-8") if blocks else ""
     except MeasurementError as exc:
         return f"a measurement cannot be rendered: {exc}"
@@ -134,7 +153,7 @@ def check_measurements(document: Path, results_dir: Path, case_file_path: Path) 
 
 def apply_measurements(text: str, results_dir: Path, case_file_path: Path) -> str:
     """``text`` with every published measurement's block rendered in; ValueError when one cannot be."""
-    return apply_blocks(text, measurement_blocks(results_dir, _cases_dir(case_file_path)))
+    return apply_blocks(text, _all_blocks(results_dir, case_file_path))
 
 
 __all__ = [

@@ -66,7 +66,10 @@ class BenchOptions:
             fail_on = frozenset(parse_tier_gate((get("--bench-fail-on") or "").split(",")))
         except ValueError as exc:
             raise pytest.UsageError(f"--bench-fail-on: {exc}") from None
-        mode: Mode | None = "fixtures" if fixtures else "round" if round_number is not None else None
+        # --bench-compare runs the comparison arm over the round's dev split instead of the round
+        # (measure/comparison_plugin.py); --bench-round then only names the round.
+        comparing = bool(get("--bench-compare", None))
+        mode: Mode | None = "fixtures" if fixtures else "round" if round_number is not None and not comparing else None
         return cls(
             mode=mode,
             round=round_number,

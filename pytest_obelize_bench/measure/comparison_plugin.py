@@ -1,0 +1,337 @@
+"""The pytest side of the comparison arm: ``--bench-compare=ARM.yaml --bench-round=N``.
+
+Registered from the main plugin.  Each dev-split case of the round's case file is one item (the
+holdout is never shown to an agent); the worker hands its row over on the report as a JSON
+string, and the controller writes ``results/comparison/round-N.json`` and the comparison block
+only when every dev case produced one: a ``-k`` run reports and publishes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+OPTION_COMPARE = "--bench-compare"
+OPTION_REPEAT = "--bench-compare-repeat"
+WORKERINPUT_KEY = "obelize_bench_compare"
+PROMPT_FILE = Path("comparison") / "COMPARISON_PROMPT.md"
+
+CONTEXT_KEY = pytest.StashKey[dict[str, Any]]()
+CASES_KEY = pytest.StashKey[list[Any]]()
+CASE_FILE_KEY = pytest.StashKey[Path]()
+ROW_KEY = pytest.StashKey[str]()
+STATUS_KEY = pytest.StashKey[list[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("obelize-bench")
+    group.addoption(
+        OPTION_COMPARE,
+        metavar="ARM.yaml",
+        help="the comparison arm: a coding agent (the arm file's command) against obelize on every dev case",
+    )
+    group.addoption(
+        OPTION_REPEAT,
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --bench-compare: run the agent a second time on the first N dev cases, in a fresh tree",
+    )
+
+
+def _path(config: pytest.Config, text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.is_absolute():
+        return path
+    invocation = Path(config.invocation_params.dir)
+    return invocation / path if (invocation / path).exists() else Path(config.rootpath) / path
+
+
+def _dev_cases(config: pytest.Config, round_number: int) -> tuple[Path, list[Any]]:
+    from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+
+    case_path = _path(config, str(config.getoption("--bench-cases"))).resolve()
+    try:
+        case_file = load_case_file(case_path)
+    except CaseFileError as exc:
+        raise pytest.UsageError("the comparison cannot start:\n" + "\n".join(exc.problems)) from None
+    if case_file.round != round_number:
+        raise pytest.UsageError(f"--bench-round={round_number}: {case_path} is round {case_file.round}")
+    dev = [c for c in case_file.cases if c.split == "dev" and not c.control and c.retired is None]
+    return case_path, sorted(dev, key=lambda case: case.id)
+
+
+def _context(config: pytest.Config, round_number: int, case_path: Path, dev: list[Any]) -> dict[str, Any]:
+    """Everything a worker needs, computed once on the controller (JSON-safe)."""
+    from pytest_obelize_bench.isolation.gitquery import harness_provenance
+    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, choose
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+    from pytest_obelize_bench.measure.comparison_arm import (
+        ArmFileError,
+        PromptError,
+        load_template,
+        read_arm,
+        sha256_of,
+    )
+
+    arm_path = _path(config, str(config.getoption(OPTION_COMPARE))).resolve()
+    try:
+        arm, arm_sha, guide_path, guide_sha = read_arm(arm_path)
+        template = load_template(case_path.parent / PROMPT_FILE)
+    except (ArmFileError, PromptError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    work_option = config.getoption("--bench-work")
+    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
+    # Blind: a neutral root named by a digest, outside the work root, so no path the agent sees
+    # names the project or the case.
+    blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_of(str(work_root).encode())[:10])
+    tool: dict[str, Any] | None = None
+    sandbox: dict[str, Any] = {}
+    exclude_newer = _exclude_newer(config)
+    if not config.getoption("collectonly"):
+        from pytest_obelize_bench.tool.info import ToolError
+        from pytest_obelize_bench.tool.venv import resolve_tool
+
+        try:
+            resolved = resolve_tool(config.getoption("--obelize"), tool_root=work_root / "tools")
+            tool = json.loads(resolved.to_json())
+            sandbox = choose(str(config.getoption("--bench-sandbox"))).to_json()
+        except ToolError as exc:
+            raise pytest.UsageError(f"--obelize: {exc}") from None
+        except SandboxUnavailable as exc:
+            raise pytest.UsageError(f"--bench-sandbox=bwrap: {exc}") from None
+    repeat = max(0, int(config.getoption(OPTION_REPEAT)))
+    suites = _round_context(config, round_number, case_path, work_root / "comparison", exclude_newer, tool, sandbox)
+    return {
+        "round": round_number,
+        "arm": arm.model_dump(mode="json"),
+        "arm_sha256": arm_sha,
+        "guide": arm.guide.model_dump(mode="json"),
+        "guide_path": str(guide_path),
+        "guide_sha256": guide_sha,
+        "guide_bytes": guide_path.stat().st_size,
+        "template": template,
+        "template_sha256": sha256_of(template.encode("utf-8")),
+        "project_root": str(config.rootpath),
+        "results_dir": str(_path(config, str(config.getoption("--bench-results"))).resolve()),
+        "work_root": str(work_root),
+        "blind_root": str(blind_root),
+        "repo_cache": config.getoption("--bench-repo-cache"),
+        "tool": tool,
+        "sandbox_program": sandbox.get("program"),
+        "exclude_newer": exclude_newer,
+        "round_context": suites,
+        "repeat": [case.id for case in dev[:repeat]],
+        "harness": harness_provenance(Path(config.rootpath)),
+    }
+
+
+def _exclude_newer(config: pytest.Config) -> str:
+    from pytest_obelize_bench.case.environment import exclude_newer_now, validate_exclude_newer
+
+    text = config.getoption("--exclude-newer")
+    try:
+        return validate_exclude_newer(text) if text else exclude_newer_now()
+    except ValueError as exc:
+        raise pytest.UsageError(f"--exclude-newer: {exc}") from None
+
+
+def _round_context(
+    config: pytest.Config,
+    round_number: int,
+    case_path: Path,
+    work_root: Path,
+    exclude_newer: str,
+    tool: dict[str, Any] | None,
+    sandbox: dict[str, Any],
+) -> dict[str, Any]:
+    """The round context the suites' stages read (comparison_suite.py), as JSON-safe fields."""
+    from dataclasses import asdict
+
+    from pytest_obelize_bench.case.context import RoundContext
+    from pytest_obelize_bench.case.environment import default_uv_cache
+    from pytest_obelize_bench.isolation.gitquery import harness_provenance
+    from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
+
+    try:
+        limits = parse_limits(config.getoption("--bench-step-timeout"))
+    except LimitError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    context = RoundContext(
+        mode="round",
+        round=round_number,
+        project_root=str(config.rootpath),
+        cases_path=str(case_path),
+        fixtures_dir=str(case_path.parent / "fixtures"),
+        results_dir=str(_path(config, str(config.getoption("--bench-results"))).resolve()),
+        work_root=str(work_root),
+        repo_cache=config.getoption("--bench-repo-cache"),
+        interpreter_policy=config.getoption("--bench-interpreter"),
+        python_search=tuple(str(Path(p).expanduser()) for p in config.getoption("--bench-python-path") or ()),
+        exclude_newer=exclude_newer,
+        uv_cache=str(default_uv_cache(work_root.parent)),
+        tool=tool,
+        harness=harness_provenance(Path(config.rootpath)),
+        step_limits=limits,
+        sandbox=sandbox,
+    )
+    data = asdict(context)
+    data["python_search"] = list(context.python_search)
+    return data
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption(OPTION_COMPARE):
+        if config.getoption(OPTION_REPEAT):
+            raise pytest.UsageError(f"{OPTION_REPEAT} needs {OPTION_COMPARE}=ARM.yaml")
+        return
+    round_number = config.getoption("--bench-round")
+    if round_number is None or config.getoption("--fixtures-only"):
+        raise pytest.UsageError(f"{OPTION_COMPARE} needs --bench-round=N (and no --fixtures-only)")
+    case_path, dev = _dev_cases(config, int(round_number))
+    config.stash[CASES_KEY] = dev
+    config.stash[CASE_FILE_KEY] = case_path
+    config.args = [str(case_path)]
+    config.args_source = pytest.Config.ArgsSource.ARGS
+    if hasattr(config, "workerinput"):
+        config.stash[CONTEXT_KEY] = json.loads(config.workerinput[WORKERINPUT_KEY])
+        return
+    context = _context(config, int(round_number), case_path, dev)
+    config.stash[CONTEXT_KEY] = context
+    config.pluginmanager.register(CompareController(config, context, dev), "obelize-bench-compare")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    context = node.config.stash.get(CONTEXT_KEY, None)
+    if context is not None:
+        node.workerinput[WORKERINPUT_KEY] = json.dumps(context)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    case_path = parent.config.stash.get(CASE_FILE_KEY, None)
+    if case_path is None or file_path.resolve() != case_path:
+        return None
+    return DevSplit.from_parent(parent, path=file_path)
+
+
+class CompareItem(pytest.Function):
+    bench_case: Any
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"comparison {self.bench_case.id}"
+
+
+class DevSplit(pytest.File):
+    """The case file: one item per dev case, never a holdout case or a control."""
+
+    def collect(self) -> list[pytest.Item]:
+        items: list[pytest.Item] = []
+        for case in self.config.stash[CASES_KEY]:
+            item = CompareItem.from_parent(self, name=case.id, callobj=_compare_case)
+            item.bench_case = case
+            items.append(item)
+        return items
+
+
+def _compare_case(request: pytest.FixtureRequest) -> None:
+    """The body of every comparison item."""
+    from pytest_obelize_bench.measure.comparison_items import item_status, run_case
+
+    item = request.node
+    assert isinstance(item, CompareItem), "only the dev split's items use this body"
+    context = request.config.stash[CONTEXT_KEY]
+    row = run_case(item.bench_case, context, repeat=item.bench_case.id in context["repeat"])
+    item.stash[ROW_KEY] = row.model_dump_json()
+    item.stash[STATUS_KEY] = list(item_status(row, str(context["arm"]["name"])))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    row = item.stash.get(ROW_KEY, None)
+    if call.when == "call" and row is not None:
+        report.bench_compare = row
+        status: list[str] = item.stash[STATUS_KEY]
+        report.bench_compare_status = status
+    return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    shown = getattr(report, "bench_compare_status", None)
+    if shown is None or report.when != "call" or not report.passed:
+        return None
+    return str(shown[0]), str(shown[1]), str(shown[2])
+
+
+class CompareController:
+    """The controller's side: collect every case's row, write a whole dev split, render its block."""
+
+    def __init__(self, config: pytest.Config, context: dict[str, Any], dev: list[Any]) -> None:
+        self.config, self.context, self.dev = config, context, dev
+        self.rows: dict[str, Any] = {}
+        self.lines: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = getattr(report, "bench_compare", None)
+        if text is None:
+            return
+        from pytest_obelize_bench.measure.comparison_record import CaseComparison
+
+        case_id = report.nodeid.rsplit("::", 1)[-1]
+        self.rows[case_id] = CaseComparison.model_validate_json(text)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.rows:
+            return
+        from pytest_obelize_bench.measure.comparison_items import build_record, write_record
+
+        wanted = [case.id for case in self.dev]
+        missing = [case for case in wanted if case not in self.rows]
+        if missing:
+            self.lines.append(
+                f"not published: {len(self.rows)} of {len(wanted)} dev cases ran, "
+                "and a partial comparison is never published"
+            )
+            return
+        record = build_record(self.context, self.rows)
+        path = write_record(Path(self.context["results_dir"]), record)
+        self.lines.append(f"comparison record: {path}")
+        if self.config.getoption("--bench-no-summary") or self.config.getoption("--bench-no-publish"):
+            return
+        self.lines += _render(path, self.config.stash[CASE_FILE_KEY])
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows:
+            return
+        terminalreporter.write_sep("=", f"obelize-bench comparison, round {self.context['round']}")
+        for line in self.lines:
+            terminalreporter.write_line(line)
+
+
+def _render(record_path: Path, case_path: Path) -> list[str]:
+    """Rewrite the results document's measurement blocks; the lines the terminal shows."""
+    from pytest_obelize_bench._util.safe_io import write_atomically
+    from pytest_obelize_bench.measure.comparison_block import comparison_blocks
+    from pytest_obelize_bench.measure.document import apply_blocks
+    from pytest_obelize_bench.report.document import DOCUMENT_NAME
+
+    results = record_path.parent.parent
+    document = results / DOCUMENT_NAME
+    try:
+        blocks = comparison_blocks(results, case_path)
+        existing = document.read_text(encoding="utf-8") if document.exists() else "# Benchmark results\n"
+        write_atomically(document, apply_blocks(existing, blocks))
+    except (OSError, ValueError) as exc:
+        return [f"block not written: {str(exc).splitlines()[0]}"]
+    lines = [f"summary: {document}"]
+    for line in blocks.get(f"comparison-round-{record_path.stem.split('-')[1]}", "").splitlines():
+        if line.startswith("| `"):
+            lines.append(line)
+    return lines
