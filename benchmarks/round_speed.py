@@ -17,7 +17,8 @@ temp folder.  The uv cache stays on disk either way.
 Every round shares one work root (as a machine's default work root is shared) and one
 ``--exclude-newer`` cutoff (as a round names its cutoff).  The ratios come from the records'
 step durations, the junit report's item times and the wall time of each pytest process.
-It needs PyPI (the cold round downloads both SDKs); GitHub is not used.
+It needs PyPI (the cold round downloads both SDKs) unless ``--uv-cache`` names a warm uv cache;
+GitHub is not used.
 """
 
 from __future__ import annotations
@@ -115,6 +116,12 @@ def main() -> None:
         help="put the rounds' work root (checkouts, venvs, logs) in /dev/shm or in the system temp folder",
     )
     parser.add_argument("--steps", action="store_true", help="also print each round's wall time and step totals")
+    parser.add_argument(
+        "--uv-cache",
+        type=Path,
+        default=None,
+        help="use this (warm) uv cache instead of an empty one: the first round is then cold only in its work root",
+    )
     arguments = parser.parse_args()
     placement = arguments.work_root
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
@@ -126,7 +133,7 @@ def main() -> None:
         parent = work_parent(placement)
         work_folder = tempfile.TemporaryDirectory(prefix="obelize-bench-speed-work-", dir=parent)
         work = Path(work_folder.name) / "work"
-        env = {**base_env, "UV_CACHE_DIR": str(root / "uv-cache")}
+        env = {**base_env, "UV_CACHE_DIR": str(arguments.uv_cache or root / "uv-cache")}
         walls: dict[str, float] = {}
         found: dict[str, dict[str, float]] = {}
         plan = (
