@@ -73,6 +73,7 @@ def run_install_commands(
     interpreter: Path,
     checkout: Path,
     timeout: float = INSTALL_TIMEOUT_S,
+    offline: bool = False,
 ) -> None:
     """Step 3: the case's reviewed install commands, each a step ``install``, run in the checkout.
 
@@ -95,6 +96,12 @@ def run_install_commands(
             argv[0] = os.fspath(interpreter)
         elif argv[0] == "uv":
             argv[0] = uv_binary()
+        # Environment reuse (envreuse.py): commands whose content key was resolved before run
+        # ``uv pip install --offline`` from the warm cache first, and online only if that fails.
+        if offline and argv[1:3] == ["pip", "install"] and argv[0] == uv_binary():
+            quick = [*argv[:3], "--offline", *argv[3:]]
+            if runner.run(Step.INSTALL, "install", quick, timeout=timeout, cwd=checkout).exit_code == 0:
+                continue
         runner.run(Step.INSTALL, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
 
 

@@ -42,6 +42,8 @@ class Policy:
     masked: tuple[Path, ...] = ()
     network: bool = False
     scratch_bytes: int = SCRATCH_TMP_BYTES
+    #: ``(lower, upper, work, dest)``: an overlay mounted at ``dest`` (bwrap 0.10 and later).
+    overlays: tuple[tuple[Path, Path, Path, Path], ...] = ()
 
 
 def _depth(path: Path) -> tuple[int, str]:
@@ -83,7 +85,7 @@ def bwrap_argv(
 
     Mount order is what makes it right: the read-only root, then the empty tmpfs over each hidden
     folder (parents first), then the read-only exposures inside them, then the writable binds,
-    and last the hidden tmpfs remounted read-only (bwrap needs them writable while it creates the
+    then the overlays, and last the hidden tmpfs remounted read-only (bwrap needs them writable while it creates the
     mount points of what is bound inside).  Paths that do not exist are left out; ``/`` is never
     hidden.  A read-only exposure outside every hidden folder is already visible and left out.
     """
@@ -111,6 +113,10 @@ def bwrap_argv(
             args += ["--ro-bind", os.devnull, os.fspath(path)]
     for path in writable:
         args += ["--bind", os.fspath(path), os.fspath(path)]
+    # An overlay goes over the writable bind of the folder that holds it (a case's venv in its
+    # checkout): lower the read-only template, upper and work the case's own folders.
+    for lower, upper, work, dest in policy.overlays:
+        args += ["--overlay-src", os.fspath(lower), "--overlay", os.fspath(upper), os.fspath(work), os.fspath(dest)]
     for path in hidden:
         args += ["--remount-ro", os.fspath(path)]
     args += ["--chdir", os.fspath(cwd), "--clearenv"]

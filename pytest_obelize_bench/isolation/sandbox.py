@@ -35,7 +35,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,10 +129,26 @@ class CaseLayout:
     masked: tuple[Path, ...] = ()
     suites_network: bool = False
     offline: bool = False
+    #: a template venv mounted as the lower layer of the case's venv (``templates.py``); else None.
+    venv_template: Path | None = None
 
     @property
     def venv(self) -> Path:
         return self.checkout / ".venv"
+
+    @property
+    def venv_upper(self) -> Path:
+        """Where the case's own writes to an overlaid venv go (beside its checkout, never in it)."""
+        return self.checkout.parent / "venv-upper"
+
+    @property
+    def venv_work(self) -> Path:
+        return self.checkout.parent / "venv-work"
+
+    def overlays(self) -> tuple[tuple[Path, Path, Path, Path], ...]:
+        if self.venv_template is None:
+            return ()
+        return ((self.venv_template, self.venv_upper, self.venv_work, self.venv),)
 
 
 def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = ()) -> Policy | None:
@@ -157,6 +173,7 @@ def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = 
         hidden=layout.hidden,
         masked=layout.masked,
         network=network,
+        overlays=layout.overlays(),
     )
 
 
@@ -174,9 +191,18 @@ class SandboxExecutor:
         self.layout = layout
         self._case_roots: tuple[Path, ...] | None = None
 
+    def mount_template(self, template: Path) -> None:
+        """From now on every sandboxed step sees the case's venv as an overlay of ``template``."""
+        self.layout = replace(self.layout, venv_template=_real(template))
+        for folder in (self.layout.venv_upper, self.layout.venv_work, self.layout.venv):
+            folder.mkdir(parents=True, exist_ok=True)
+        self._case_roots = None
+
     def _interpreter(self) -> tuple[Path, ...]:
         if self._case_roots is None:
             python = self.layout.venv / "bin" / "python"
+            if self.layout.venv_template is not None:  # the merged venv exists only inside the sandbox
+                python = self.layout.venv_template / "bin" / "python"
             if not os.path.lexists(python):
                 return ()
             self._case_roots = tuple(interpreter_roots(python))

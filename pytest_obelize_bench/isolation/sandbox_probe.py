@@ -43,6 +43,8 @@ class Probe:
     program: str | None
     version: str | None
     problem: str | None
+    #: whether ``bwrap --help`` offers ``--overlay-src`` (bubblewrap 0.10 and later).
+    overlay: bool = False
 
     @property
     def works(self) -> bool:
@@ -95,7 +97,16 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
                 " and user.max_user_namespaces)"
             )
         return Probe(path, match["version"], f"bwrap cannot create a sandbox here: {said}{hint}")
-    return Probe(path, match["version"], None)
+    return Probe(path, match["version"], None, overlay=mounts_overlays(path, env=env, timeout=timeout))
+
+
+def mounts_overlays(program: str, *, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether this bwrap mounts overlays: its ``--help`` names ``--overlay-src``."""
+    try:
+        helped = run_program([program, "--help"], env=env, timeout=timeout)
+    except OSError:
+        return False
+    return helped.ok and "--overlay-src" in helped.output
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,8 @@ class Settings:
     program: str | None = None
     version: str | None = None
     warning: str | None = None
+    #: the sandbox mounts a case's venv as an overlay of its template (absent in older contexts: no).
+    overlay: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -122,7 +135,13 @@ class Settings:
         mode = data.get("mode", "none")
         if mode not in SANDBOX_MODES:
             raise ValueError(f"sandbox mode {mode!r} is not one of {', '.join(SANDBOX_MODES)}")
-        return cls(mode=mode, program=data.get("program"), version=data.get("version"), warning=data.get("warning"))
+        return cls(
+            mode=mode,
+            program=data.get("program"),
+            version=data.get("version"),
+            warning=data.get("warning"),
+            overlay=bool(data.get("overlay", False)),
+        )
 
 
 def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
@@ -133,7 +152,7 @@ def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
         return Settings(mode="none")
     found = probe()
     if found.works:
-        return Settings(mode=mode, program=found.program, version=found.version)  # type: ignore[arg-type]
+        return Settings(mode=mode, program=found.program, version=found.version, overlay=found.overlay)  # type: ignore[arg-type]
     problem = found.problem or "bwrap did not answer"
     if mode == "bwrap":
         raise SandboxUnavailable(problem)
@@ -165,6 +184,7 @@ __all__ = [
     "SandboxUnavailable",
     "Settings",
     "choose",
+    "mounts_overlays",
     "probe_bwrap",
     "provenance_label",
 ]
