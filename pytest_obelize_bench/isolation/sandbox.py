@@ -138,12 +138,13 @@ class CaseLayout:
 
     @property
     def venv_upper(self) -> Path:
-        """Where the case's own writes to an overlaid venv go (beside its checkout, never in it)."""
-        return self.checkout.parent / "venv-upper"
+        """Where the case's own writes to an overlaid venv go: ``<case>.venv-upper`` beside its
+        checkout (as ``<case>.logs``), never in it, and never shared with another case."""
+        return self.checkout.parent / f"{self.checkout.name}.venv-upper"
 
     @property
     def venv_work(self) -> Path:
-        return self.checkout.parent / "venv-work"
+        return self.checkout.parent / f"{self.checkout.name}.venv-work"
 
     def overlays(self) -> tuple[tuple[Path, Path, Path, Path], ...]:
         if self.venv_template is None:

@@ -41,6 +41,9 @@ def test_the_overlay_is_mounted_over_the_writable_checkout_and_before_the_remoun
     lower, upper, work, dest = policy.overlays[0]
     assert (lower, dest) == (tmp_path / "template" / "venv", made.checkout / ".venv")
     assert upper.parent == work.parent == made.checkout.parent and not upper.is_relative_to(made.checkout)
+    # Beside the checkout, named for the case: two cases of one round never share a layer.
+    other = layout(tmp_path, checkout=tmp_path / "case" / "other", venv_template=lower)
+    assert {upper, work}.isdisjoint({other.venv_upper, other.venv_work})
     argv = bwrap_argv("bwrap", policy, ["true"], cwd=made.checkout, env={})
     at = argv.index("--overlay-src")
     assert argv[at : at + 6] == ["--overlay-src", str(lower), "--overlay", str(upper), str(work), str(dest)]
@@ -116,3 +119,19 @@ def test_an_overlay_write_reaches_no_other_case_nor_the_template(tmp_path: Path)
     assert outputs == {"one": ["template", "False"], "two": ["template", "False"]}
     assert (template / "lib" / "kept.txt").read_text() == "template\n"
     assert sorted(p.name for p in template.iterdir()) == ["lib"]
+
+
+def test_a_rerun_of_a_case_starts_without_its_old_layer(tmp_path: Path) -> None:
+    from pytest_obelize_bench.isolation.workspace import prepare_workspace, remove_checkout
+
+    space = prepare_workspace(tmp_path, "round-2", "owner__repo")
+    made = layout(tmp_path, checkout=space.checkout)
+    for folder in (made.venv_upper, made.venv_work):
+        (folder / "work").mkdir(parents=True)
+        (folder / "work").chmod(0)  # as overlayfs leaves its work folder
+    prepare_workspace(tmp_path, "round-2", "owner__repo")
+    assert not made.venv_upper.exists() and not made.venv_work.exists()
+    made.venv_upper.mkdir()
+    space.checkout.mkdir()
+    assert remove_checkout(tmp_path, "round-2", "owner__repo")
+    assert not made.venv_upper.exists()
