@@ -40,6 +40,8 @@ sys.path.insert(0, str(PROJECT))
 from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
 
 WORK_STEPS = frozenset({"fix", "baseline", "after"})
+#: Everything a case runs before its baseline suite.
+BEFORE_BASELINE = frozenset({"fetch", "venv", "resolve", "install", "install-from", "install-from-check"})
 SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
 
 
@@ -89,7 +91,11 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     total = sum(step["duration_s"] for step in steps)
     work = sum(step["duration_s"] for step in steps if step["name"] in WORK_STEPS)
     installs = sum(step["duration_s"] for step in steps if step["name"].startswith("install"))
-    out = {"steps": total, "work": work, "installs": installs, "cases": float(len(records))}
+    before = sum(step["duration_s"] for step in steps if step["name"] in BEFORE_BASELINE)
+    out = {"steps": total, "work": work, "installs": installs, "before": before, "cases": float(len(records))}
+    for record in records:
+        view = f"view:{record['provenance'].get('env_view')}"
+        out[view] = out.get(view, 0.0) + 1
     for step in steps:
         out[f"step:{step['name']}"] = out.get(f"step:{step['name']}", 0.0) + step["duration_s"]
     if junit is not None and junit.is_file():
@@ -154,7 +160,8 @@ def main() -> None:
         report: dict[str, float | str] = {
             "work root": placement,
             "warm round wall / sum of fix and suite steps": walls["warm -n 1"] / warm["work"],
-            "preparation per case, warm, from steps (s)": prep_steps,
+            "preparation per case, warm, before the baseline, from steps (s)": warm["before"] / warm["cases"],
+            "preparation per case, warm, every step but fix and suites (s)": prep_steps,
             "preparation per case, warm, wall minus fix and suites (s)": prep_wall,
             "resumed round / warm round (wall)": walls["resumed"] / walls["warm -n 1"],
             "item time / sum of its steps": warm["items"] / warm["steps"],
