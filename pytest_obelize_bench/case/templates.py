@@ -13,7 +13,8 @@ again.  A later case of the same key gets a writable view of it instead of its o
   are symlinks into the uv cache (``--link-mode=symlink``), so a copy is about 2,600 small entries.
 
 The record says which (``env_view``: ``overlay``, ``copy``, ``built`` for the case that made the
-template, ``installed`` for a case whose environment has no key) and the key (``env_template``).
+template, ``installed`` for a case that kept its own installs: its environment has no key, or
+another case published the key's template first) and the key (``env_template``, null without one).
 
 The key is ``envreuse.environment_key`` of the legacy SDK's install: the interpreter uv chose, the
 cutoff, the uv cache, the install commands' content (a requirements file by its sha256; anything

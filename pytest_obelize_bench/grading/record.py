@@ -172,7 +172,7 @@ class Provenance(_Model):
     env_template: str | None = None
     """The template key of the case's venv (it came from or built it); null without one and in older records."""
     env_view: str | None = None
-    """overlay or copy (of a template), built (made the template), installed (no key); null in fixtures."""
+    """overlay or copy (of a template), built (made it), installed (its own installs); null in fixtures."""
 
 
 class Record(_Model):
