@@ -17,7 +17,8 @@ temp folder.  The uv cache stays on disk either way.
 Every round shares one work root (as a machine's default work root is shared) and one
 ``--exclude-newer`` cutoff (as a round names its cutoff).  The ratios come from the records'
 step durations, the junit report's item times and the wall time of each pytest process.
-It needs PyPI (the cold round downloads both SDKs); GitHub is not used.
+It needs PyPI (the cold round downloads both SDKs) unless ``--uv-cache`` names a warm uv cache;
+GitHub is not used.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ sys.path.insert(0, str(PROJECT))
 from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
 
 WORK_STEPS = frozenset({"fix", "baseline", "after"})
+#: Everything a case runs before its baseline suite.
+BEFORE_BASELINE = frozenset({"fetch", "venv", "resolve", "install", "install-from", "install-from-check"})
 SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
 
 
@@ -88,7 +91,11 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     total = sum(step["duration_s"] for step in steps)
     work = sum(step["duration_s"] for step in steps if step["name"] in WORK_STEPS)
     installs = sum(step["duration_s"] for step in steps if step["name"].startswith("install"))
-    out = {"steps": total, "work": work, "installs": installs, "cases": float(len(records))}
+    before = sum(step["duration_s"] for step in steps if step["name"] in BEFORE_BASELINE)
+    out = {"steps": total, "work": work, "installs": installs, "before": before, "cases": float(len(records))}
+    for record in records:
+        view = f"view:{record['provenance'].get('env_view')}"
+        out[view] = out.get(view, 0.0) + 1
     for step in steps:
         out[f"step:{step['name']}"] = out.get(f"step:{step['name']}", 0.0) + step["duration_s"]
     if junit is not None and junit.is_file():
@@ -115,6 +122,12 @@ def main() -> None:
         help="put the rounds' work root (checkouts, venvs, logs) in /dev/shm or in the system temp folder",
     )
     parser.add_argument("--steps", action="store_true", help="also print each round's wall time and step totals")
+    parser.add_argument(
+        "--uv-cache",
+        type=Path,
+        default=None,
+        help="use this (warm) uv cache instead of an empty one: the first round is then cold only in its work root",
+    )
     arguments = parser.parse_args()
     placement = arguments.work_root
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
@@ -126,7 +139,7 @@ def main() -> None:
         parent = work_parent(placement)
         work_folder = tempfile.TemporaryDirectory(prefix="obelize-bench-speed-work-", dir=parent)
         work = Path(work_folder.name) / "work"
-        env = {**base_env, "UV_CACHE_DIR": str(root / "uv-cache")}
+        env = {**base_env, "UV_CACHE_DIR": str(arguments.uv_cache or root / "uv-cache")}
         walls: dict[str, float] = {}
         found: dict[str, dict[str, float]] = {}
         plan = (
@@ -147,7 +160,8 @@ def main() -> None:
         report: dict[str, float | str] = {
             "work root": placement,
             "warm round wall / sum of fix and suite steps": walls["warm -n 1"] / warm["work"],
-            "preparation per case, warm, from steps (s)": prep_steps,
+            "preparation per case, warm, before the baseline, from steps (s)": warm["before"] / warm["cases"],
+            "preparation per case, warm, every step but fix and suites (s)": prep_steps,
             "preparation per case, warm, wall minus fix and suites (s)": prep_wall,
             "resumed round / warm round (wall)": walls["resumed"] / walls["warm -n 1"],
             "item time / sum of its steps": warm["items"] / warm["steps"],

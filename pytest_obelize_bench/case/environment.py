@@ -1,216 +1,54 @@
-"""Steps 2-4 and 7: the case's interpreter, its virtualenv, and pinned installs checked in place.
+"""Steps 3, 4 and 7: the case's install commands, its pinned installs checked in place, the freeze.
 
-Why it is strict: an unpinned install resolves silently to another SDK, and a bare ``--python 3.10``
-has resolved to two interpreters on two runs.  So the case names a full uv interpreter key, uv may
-not download one (``UV_PYTHON_DOWNLOADS=never``), and after every pinned install the case's own
-interpreter is asked which version it has.
-
-Interpreter discovery: uv finds interpreters in its managed installations and on the PATH it is
-given.  Version-manager *shims* on PATH (pyenv's ``python3.12``) are unreliable for that: a shim
-answers only for the version selected where it runs (a ``.python-version`` in the checkout changes
-it) and fails for every other.  So the ``venv`` step sees a PATH of: the caller's ``search_path``,
-then each pyenv version's ``bin`` (newest first; ``discover_pyenv``), then the step's PATH with
-every ``shims`` directory removed.  What was chosen is recorded (key, path, ``sys.version``).
+Why it is strict: an unpinned install resolves silently to another SDK.  So after every pinned
+install the case's own interpreter is asked which version it has (``importlib.metadata``), and the
+pin is compared as a string.  Step 2, the interpreter and its venv, is ``interpreter.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import inspect
-import json
 import os
 import re
 import shlex
-import textwrap
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, NamedTuple
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case.interpreter import (
+    RESOLVE_TIMEOUT_S,
+    VENV_TIMEOUT_S,
+    Interpreter,
+    InterpreterKey,
+    create_venv,
+    describe_interpreter,
+    discovery_path,
+    minor_request,
+    parse_interpreter_key,
+    pyenv_interpreter_dirs,
+    resolve_program,
+    uv_version,
+)
 from pytest_obelize_bench.isolation.elide import Elider
-from pytest_obelize_bench.isolation.executor import OUTPUT_CAP_BYTES, run_program
+from pytest_obelize_bench.isolation.executor import OUTPUT_CAP_BYTES
 from pytest_obelize_bench.isolation.policy import (
     ASK_INTERPRETER_S,
     DEFAULT_LIMITS,
     FREEZE_S,
-    NO_INTERPRETER_DOWNLOADS,
     PYTHON_NAMES,
-    UV_VERSION_S,
     Step,
     uv_binary,
 )
 from pytest_obelize_bench.isolation.steps import StepRunner
 
-VENV_TIMEOUT_S = DEFAULT_LIMITS["venv"]
-RESOLVE_TIMEOUT_S = ASK_INTERPRETER_S
 INSTALL_TIMEOUT_S = DEFAULT_LIMITS["install"]
 CHECK_TIMEOUT_S = ASK_INTERPRETER_S
 
-_KEY = re.compile(
-    r"(?P<implementation>cpython|pypy|graalpy)-"
-    r"(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)(?P<pre>(?:a|b|rc)\d+)?"
-    r"(?P<variant>(?:\+(?:freethreaded|debug))*)-"
-    r"(?P<os>[a-z][a-z0-9_]*)-(?P<arch>[a-z0-9_]+)-(?P<libc>[a-z][a-z0-9_]*)"
-)
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
-_PYENV_VERSION_DIR = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?[a-z0-9]*")
 _EXCLUDE_NEWER_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
-
-class InterpreterKey(NamedTuple):
-    """A parsed uv interpreter key, e.g. ``cpython-3.12.9-macos-aarch64-none``."""
-
-    implementation: str
-    major: int
-    minor: int
-    version: str
-    variant: str
-    os: str
-    arch: str
-    libc: str
-
-
-def parse_interpreter_key(key: str) -> InterpreterKey:
-    """Parse a full uv key ``<implementation>-X.Y.Z[+variant]-<os>-<arch>-<libc>``.
-
-    A malformed key raises ValueError with a message a case file's reader can act on.
-    """
-    match = _KEY.fullmatch(key) if isinstance(key, str) else None
-    if match is None:
-        raise ValueError(
-            f"python {key!r} is not a full uv interpreter key: expected "
-            "implementation-X.Y.Z-os-arch-libc, for example cpython-3.12.9-macos-aarch64-none"
-        )
-    return InterpreterKey(
-        implementation=match["implementation"],
-        major=int(match["major"]),
-        minor=int(match["minor"]),
-        version=f"{match['major']}.{match['minor']}.{match['patch']}{match['pre'] or ''}",
-        variant=match["variant"],
-        os=match["os"],
-        arch=match["arch"],
-        libc=match["libc"],
-    )
-
-
-def describe_interpreter() -> dict[str, str]:
-    """What the running interpreter is, in uv's terms: key, executable, build, machine.
-
-    Its source is also sent to each case interpreter (step 2 ``resolve``), so it is written for
-    every Python uv can create a venv for: no newer syntax, stdlib only (the return annotation is
-    dropped from what is sent).
-    """
-    import platform
-    import sys
-    import sysconfig
-
-    info = sys.version_info
-    version = f"{info[0]}.{info[1]}.{info[2]}"
-    if info[3] != "final":
-        version += {"alpha": "a", "beta": "b", "candidate": "rc"}.get(info[3], info[3])
-        version += str(info[4])
-    variant = ""
-    if sysconfig.get_config_var("Py_GIL_DISABLED"):
-        variant += "+freethreaded"
-    if hasattr(sys, "gettotalrefcount"):
-        variant += "+debug"
-    systems = {"darwin": "macos", "win32": "windows"}
-    system = systems.get(sys.platform, sys.platform.rstrip("0123456789"))
-    machine = platform.machine()
-    arches = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "i386": "x86", "i686": "x86"}
-    arch = arches.get(machine.lower(), machine.lower())
-    libc = "none"
-    if system == "linux":
-        libc = "gnu" if platform.libc_ver()[0] == "glibc" else "musl"
-    key = f"{sys.implementation.name}-{version}{variant}-{system}-{arch}-{libc}"
-    return {
-        "key": key,
-        "executable": sys.executable,
-        "build": " ".join(sys.version.split()),
-        "machine": machine,
-    }
-
-
-def _program_of(function: Callable[[], object]) -> str:
-    """``function``'s source without its docstring, then a line printing its result as JSON."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    definition = tree.body[0]
-    assert isinstance(definition, ast.FunctionDef)
-    if ast.get_docstring(definition) is not None:
-        definition.body = definition.body[1:]
-    definition.returns = None
-    return ast.unparse(tree) + f"\nimport json\nprint(json.dumps({function.__name__}()))\n"
-
-
-_RESOLVE_PROGRAM = _program_of(describe_interpreter)
 _VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
-
-
-def uv_version() -> str:
-    """The version uv reports, e.g. ``0.13.9``; read once per round for the record."""
-    answer = run_program(
-        [uv_binary(), "--version"], env={"PATH": os.environ.get("PATH", os.defpath)}, timeout=UV_VERSION_S
-    )
-    if not answer.ok:
-        raise RuntimeError(f"uv --version failed (exit {answer.exit_code}): {answer.output[-300:]!r}")
-    for line in answer.output.splitlines():
-        words = line.split()
-        if len(words) >= 2 and words[0] == "uv":
-            return words[1]
-    raise RuntimeError(f"uv --version printed {answer.output[:300]!r}")
-
-
-@dataclass(frozen=True)
-class Interpreter:
-    """The case interpreter: the key asked for, the key uv chose, and what it is."""
-
-    requested: str
-    used: str
-    executable: Path
-    build: str
-    machine: str
-
-
-def pyenv_interpreter_dirs(environ: Mapping[str, str] = os.environ) -> list[Path]:
-    """``<PYENV_ROOT>/versions/<X.Y.Z>/bin`` of every installed pyenv version, newest first.
-
-    Only directories named by a version (not virtualenv aliases, which are symlinks) and holding
-    a ``python3``.  Newest first so that a ``minor`` request picks the newest patch release.
-    """
-    root = Path(environ["PYENV_ROOT"]) if environ.get("PYENV_ROOT") else Path.home() / ".pyenv"
-    versions = root / "versions"
-    found: list[tuple[tuple[int, int, int], str, Path]] = []
-    try:
-        entries = list(versions.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        match = _PYENV_VERSION_DIR.fullmatch(entry.name)
-        if match is None or entry.is_symlink() or not (entry / "bin" / "python3").exists():
-            continue
-        number = (int(match[1]), int(match[2]), int(match[3] or 0))
-        found.append((number, entry.name, entry / "bin"))
-    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return [path for _, _, path in found]
-
-
-def discovery_path(path: str | None, search_path: Sequence[Path] = (), *, discover_pyenv: bool = True) -> str:
-    """The PATH the ``venv`` step gives uv: search_path, pyenv versions, then PATH minus shims."""
-    entries: list[str] = [os.fspath(p) for p in search_path]
-    if discover_pyenv:
-        entries += [os.fspath(p) for p in pyenv_interpreter_dirs()]
-    for entry in (path or "").split(os.pathsep):
-        if entry and Path(entry).name != "shims":
-            entries.append(entry)
-    unique: list[str] = []
-    for entry in entries:
-        if entry not in unique:
-            unique.append(entry)
-    return os.pathsep.join(unique)
 
 
 def case_environment(env: Mapping[str, str], venv: Path) -> dict[str, str]:
@@ -228,94 +66,6 @@ def case_environment(env: Mapping[str, str], venv: Path) -> dict[str, str]:
     }
 
 
-def _minor_request(key: InterpreterKey) -> str:
-    here = parse_interpreter_key(describe_interpreter()["key"])
-    return f"{key.implementation}-{key.major}.{key.minor}{key.variant}-{here.os}-{here.arch}-{here.libc}"
-
-
-def create_venv(
-    runner: StepRunner,
-    *,
-    key: str,
-    policy: Literal["exact", "minor"],
-    venv: Path,
-    search_path: Sequence[Path] = (),
-    discover_pyenv: bool = True,
-    timeout: float = VENV_TIMEOUT_S,
-) -> Interpreter:
-    """Step 2: ``uv venv`` for the case's interpreter key, then ask the venv what it runs.
-
-    ``exact`` asks uv for the key as written; ``minor`` for the same implementation and minor
-    version on this platform (the key names a macOS interpreter, the machine is Linux).  uv may not
-    download an interpreter.  ``venv`` must not exist yet.  The environment of the ``venv`` step is
-    the runner's without VIRTUAL_ENV and with the discovery PATH (see the module docstring).
-    """
-    if policy not in ("exact", "minor"):
-        raise ValueError(f"interpreter policy {policy!r} is neither 'exact' nor 'minor'")
-    try:
-        wanted = parse_interpreter_key(key)
-    except ValueError as error:
-        raise CaseError("venv", "venv_failed", str(error)) from None
-    request = key if policy == "exact" else _minor_request(wanted)
-    env = {k: v for k, v in runner.env.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
-    env.update(NO_INTERPRETER_DOWNLOADS)
-    env["PATH"] = discovery_path(runner.env.get("PATH"), search_path, discover_pyenv=discover_pyenv)
-    argv = [uv_binary(), "venv", "--no-config", "--no-project", "--python", request, str(venv)]
-    made = runner.run(Step.VENV, "venv", argv, timeout=timeout, env=env)
-    missing = (
-        made.exit_code != 0
-        and not made.timed_out
-        and made.launch_error is None
-        and "No interpreter found" in made.output()
-    )
-    if missing and policy == "exact":
-        raise CaseError(
-            "venv",
-            "venv_failed",
-            f"no interpreter {key} on this machine (uv looked in its managed installations and "
-            "on the search path, and may not download one); --bench-interpreter=minor would use "
-            f"a local {wanted.implementation} {wanted.major}.{wanted.minor} interpreter instead",
-        )
-    if missing:
-        raise CaseError(
-            "venv",
-            "venv_failed",
-            f"no local {wanted.implementation} {wanted.major}.{wanted.minor} interpreter for "
-            f"{key}; put the bin directory of one on the interpreter search path",
-        )
-    runner.raise_for("venv", made, reason="venv_failed", timeout=timeout)
-
-    python = Path(venv) / "bin" / "python"
-    asked = runner.run(
-        Step.VENV,
-        "resolve",
-        [str(python), "-I", "-c", _RESOLVE_PROGRAM],
-        timeout=RESOLVE_TIMEOUT_S,
-        reason="venv_failed",
-    )
-    lines = [line for line in asked.output().splitlines() if line.strip()]
-    try:
-        info = json.loads(lines[-1])
-        used, executable = str(info["key"]), Path(info["executable"])
-        build, machine = str(info["build"]), str(info["machine"])
-    except (IndexError, ValueError, KeyError, TypeError):
-        raise CaseError("resolve", "venv_failed", "the case interpreter did not say what it is") from None
-    try:
-        got = parse_interpreter_key(used)
-    except ValueError:
-        raise CaseError("resolve", "venv_failed", f"the case interpreter calls itself {used!r}") from None
-    if policy == "exact" and used != key:
-        raise CaseError("resolve", "venv_failed", f"uv chose {used} when asked for {key}")
-    if policy == "minor" and (got.implementation, got.major, got.minor, got.variant) != (
-        wanted.implementation,
-        wanted.major,
-        wanted.minor,
-        wanted.variant,
-    ):
-        raise CaseError("resolve", "venv_failed", f"uv chose {used} for the minor of {key}")
-    return Interpreter(requested=key, used=used, executable=executable, build=build, machine=machine)
-
-
 def run_install_commands(
     runner: StepRunner,
     commands: Sequence[str],
@@ -323,6 +73,7 @@ def run_install_commands(
     interpreter: Path,
     checkout: Path,
     timeout: float = INSTALL_TIMEOUT_S,
+    offline: bool = False,
 ) -> None:
     """Step 3: the case's reviewed install commands, each a step ``install``, run in the checkout.
 
@@ -345,6 +96,12 @@ def run_install_commands(
             argv[0] = os.fspath(interpreter)
         elif argv[0] == "uv":
             argv[0] = uv_binary()
+        # Environment reuse (envreuse.py): commands whose content key was resolved before run
+        # ``uv pip install --offline`` from the warm cache first, and online only if that fails.
+        if offline and argv[1:3] == ["pip", "install"] and argv[0] == uv_binary():
+            quick = [*argv[:3], "--offline", *argv[3:]]
+            if runner.run(Step.INSTALL, "install", quick, timeout=timeout, cwd=checkout).exit_code == 0:
+                continue
         runner.run(Step.INSTALL, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
 
 
@@ -484,3 +241,29 @@ def default_uv_cache(work_root: Path, environ: Mapping[str, str] = os.environ) -
     """
     configured = environ.get("UV_CACHE_DIR")
     return Path(configured) if configured else Path(work_root) / "uv-cache"
+
+
+__all__ = [
+    "CHECK_TIMEOUT_S",
+    "INSTALL_TIMEOUT_S",
+    "RESOLVE_TIMEOUT_S",
+    "VENV_TIMEOUT_S",
+    "Interpreter",
+    "InterpreterKey",
+    "case_environment",
+    "check_installed_version",
+    "create_venv",
+    "default_uv_cache",
+    "describe_interpreter",
+    "discovery_path",
+    "exclude_newer_now",
+    "install_pinned",
+    "minor_request",
+    "packages_digest",
+    "parse_interpreter_key",
+    "pyenv_interpreter_dirs",
+    "resolve_program",
+    "run_install_commands",
+    "uv_version",
+    "validate_exclude_newer",
+]

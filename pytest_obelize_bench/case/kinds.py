@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.case.run import CaseKind, CaseRun
+from pytest_obelize_bench.case.templates import Template
 from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.grading.record import Record, comparable, differences
 from pytest_obelize_bench.isolation.executor import Executor, OfflineExecutor
@@ -104,37 +106,56 @@ class RepositoryCase:
         )
 
     def venv(self, run: CaseRun) -> None:
+        """Step 2: a view of the template of the case's key when one exists, else a new venv."""
+        from pytest_obelize_bench.case import templates
         from pytest_obelize_bench.case.environment import case_environment, create_venv, uv_version
 
         run.uv_version = uv_version()
         venv = run.checkout / ".venv"
-        run.interpreter = create_venv(
-            run.steps(),
-            key=run.case.python or "",
-            policy=run.context.interpreter_policy,
-            venv=venv,
-            search_path=[Path(p) for p in run.context.python_search],
-            timeout=run.limit("venv"),
-        )
+        request = (run.case.python or "", run.context.interpreter_policy, tuple(run.context.python_search))
+        known = templates.probed(*request)
+        template = _template_for(run, known.used) if known is not None else None
+        if known is not None and template is not None:
+            _take_template(run, template, known)
+        else:
+            run.interpreter = create_venv(
+                run.steps(),
+                key=run.case.python or "",
+                policy=run.context.interpreter_policy,
+                venv=venv,
+                search_path=[Path(p) for p in run.context.python_search],
+                timeout=run.limit("venv"),
+            )
+            templates.remember(*request, run.interpreter)
         run.env = case_environment(run.env, venv)
         run.steps().env = run.env
 
     def legacy_sdk(self, run: CaseRun) -> None:
-        from pytest_obelize_bench.case.environment import run_install_commands
-        from pytest_obelize_bench.case.envreuse import command_material
+        """Steps 3 and 4: the template's legacy SDK checked in the case's view, or installs of its own."""
+        from pytest_obelize_bench.case.environment import check_installed_version
 
         case = run.case
-        # Taken before the commands run, and before the fix can rewrite a requirements file.
-        run.install_material = command_material(case.install, run.checkout)
-        run_install_commands(
-            run.steps(),
-            case.install,
-            interpreter=run.venv().executable,
-            checkout=run.checkout,
-            timeout=run.limit("install"),
-        )
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
-        run.sdk_from = _install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
+        if run.env_view is None:  # a venv of its own: a template may exist by now
+            template = _template_for(run, run.venv().used)
+            if template is not None:
+                shutil.rmtree(run.checkout / ".venv")
+                _take_template(run, template, run.venv())
+        if run.env_view in ("overlay", "copy"):
+            # The protocol's check stays per case: importlib.metadata in the case's own view.
+            run.sdk_from = check_installed_version(
+                run.steps(),
+                number=Step.INSTALL_FROM,
+                name="install-from-check",
+                distribution=legacy,
+                version=case.from_version or "",
+                interpreter=run.venv().executable,
+            )
+            return
+        _own_installs(run)
+        run.sdk_from = _published(
+            run, lambda: _install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
+        )
 
     def new_sdk(self, run: CaseRun) -> None:
         from pytest_obelize_bench.case.environment import packages_digest
@@ -156,6 +177,98 @@ class RepositoryCase:
 def kind_for(context: RoundContext) -> CaseKind:
     """The kind of every case of this session."""
     return FixtureCase() if context.mode == "fixtures" else RepositoryCase()
+
+
+def _template_for(run: CaseRun, used: str) -> Template | None:
+    """The finished template of the case's environment key, which this sets (None: no key)."""
+    from pytest_obelize_bench.case.envreuse import command_material, environment_key
+    from pytest_obelize_bench.case.templates import Templates
+
+    case = run.case
+    legacy, _ = PACK_DISTRIBUTIONS[case.pack]
+    # Taken before any command runs, and before the fix can rewrite a requirements file.
+    run.install_material = command_material(case.install, run.checkout)
+    run.env_template = environment_key(
+        interpreter_used=used,
+        exclude_newer=run.context.exclude_newer,
+        uv_cache=run.env.get("UV_CACHE_DIR"),
+        commands=run.install_material,
+        installs=[f"{legacy}=={case.from_version}"],
+    )
+    if run.env_template is None:
+        return None
+    return Templates(Path(run.context.work_root)).find(run.env_template)
+
+
+def _take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
+    """The case's venv becomes its own view of ``template``: an overlay in the sandbox, else a copy."""
+    from pytest_obelize_bench.case.templates import copy_view, in_view
+
+    venv = run.checkout / ".venv"
+    if run.sandbox is not None:
+        run.sandbox.mount_template(template.venv)
+        run.env_view = "overlay"
+    else:
+        copy_view(run.steps(), template, venv, timeout=run.limit("venv"))
+        run.env_view = "copy"
+    run.interpreter = in_view(interpreter, venv)
+
+
+def _own_installs(run: CaseRun) -> None:
+    """Step 3: the reviewed install commands, offline when their content key was resolved before."""
+    from pytest_obelize_bench.case.environment import run_install_commands
+    from pytest_obelize_bench.case.envreuse import Marks, environment_key, reuse_install
+
+    if not run.case.install:
+        return
+    key = environment_key(
+        interpreter_used=run.venv().used,
+        exclude_newer=run.context.exclude_newer,
+        uv_cache=run.env.get("UV_CACHE_DIR"),
+        commands=run.install_material,
+        installs=[],
+    )
+
+    def install(offline: bool) -> str:
+        run_install_commands(
+            run.steps(),
+            run.case.install,
+            interpreter=run.venv().executable,
+            checkout=run.checkout,
+            timeout=run.limit("install"),
+            offline=offline,
+        )
+        return ""
+
+    marks = Marks(Path(run.context.work_root))
+    reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+
+
+def _published(run: CaseRun, install: Callable[[], str]) -> str:
+    """``install()``, then the case's venv published as its key's template once the install ran.
+
+    Published before the check's verdict is known to matter: a version mismatch is what these
+    inputs install, and a case reusing the template must (and does) meet the same mismatch.
+    """
+    from pytest_obelize_bench._util.case_error import CaseError
+    from pytest_obelize_bench.case.templates import Templates
+
+    def publish() -> None:
+        key = run.env_template
+        if key is None:
+            run.env_view = "installed"
+            return
+        made = Templates(Path(run.context.work_root)).publish(key, run.checkout / ".venv", run.venv())
+        run.env_view = "built" if made else "installed"
+
+    try:
+        observed = install()
+    except CaseError as error:
+        if error.reason == "version_mismatch":
+            publish()
+        raise
+    publish()
+    return observed
 
 
 def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:

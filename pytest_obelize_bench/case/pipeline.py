@@ -108,6 +108,8 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         run.elider, run.env = staged.elider, staged.env
 
         executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
+        if isinstance(executor, SandboxExecutor) and Settings.from_json(context.sandbox).overlay:
+            run.sandbox = executor
         run.runner = StepRunner(
             run.kind.wrap(executor),
             logs=workspace.logs,
@@ -281,6 +283,8 @@ def build_record(run: CaseRun) -> Record:
         content_key=_content_key(run),  # hook: resume (content_key.py)
         worker=context.worker,
         patch_sha256=run.patch_sha256,
+        env_template=run.env_template,
+        env_view=run.env_view,
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.case.environment import Interpreter
     from pytest_obelize_bench.isolation.elide import Elider
     from pytest_obelize_bench.isolation.executor import Executor
+    from pytest_obelize_bench.isolation.sandbox import SandboxExecutor
     from pytest_obelize_bench.isolation.steps import StepRunner
     from pytest_obelize_bench.isolation.workspace import Workspace
 
@@ -82,6 +83,11 @@ class CaseRun:
     #: ``envreuse.command_material`` of the install commands, taken before they ran; None: unshared.
     install_material: list[str] | None = None
     uv_version: str | None = None
+    #: ``templates.py``: the key of the case's template and how its venv came from it.
+    env_template: str | None = None
+    env_view: str | None = None
+    #: the sandbox around this case's steps (None without one): it mounts a template's overlay.
+    sandbox: SandboxExecutor | None = None
     baseline: SuiteResult = field(default_factory=SuiteResult)
     after: SuiteResult = field(default_factory=SuiteResult)
     artefacts: Any = None

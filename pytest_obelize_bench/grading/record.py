@@ -169,6 +169,10 @@ class Provenance(_Model):
     patch_sha256: str | None = None
     """sha256 of the patch obelize wrote (patch.diff): what a review in cases/reviews/ answers for; null when
     nothing was written, and in older records."""
+    env_template: str | None = None
+    """The template key of the case's venv (it came from or built it); null without one and in older records."""
+    env_view: str | None = None
+    """overlay or copy (of a template), built (made it), installed (its own installs); null in fixtures."""
 
 
 class Record(_Model):
@@ -282,15 +286,21 @@ def read_round_attempts(folder: Path) -> dict[str, list[Record]]:
     return {case: sorted(records, key=lambda r: r.attempt_number) for case, records in found.items()}
 
 
+#: Steps that prepare a case's environment.  Which of them run depends on whether a template of
+#: its key existed (``case/templates.py``), so on which case ran first: two runs need not agree on
+#: them.  The checks of what the environment holds (``install-from-check``, ``freeze``) stay.
+PREPARATION_STEPS = frozenset({"venv", "resolve", "install", "install-from"})
+
+
 def comparable(record: Record) -> dict[str, Any]:
-    """What two runs of one case must agree on: all but wall-clock time and provenance."""
+    """What two runs of one case must agree on: all but wall-clock time, provenance and preparation."""
     measurements = record.model_dump(mode="json")["measurements"]
     measurements.pop("runtime_seconds", None)
     return {
         "tier": record.tier,
         "error": None if record.error is None else record.error.model_dump(),
         "measurements": measurements,
-        "steps": [[step.name, step.exit_code] for step in record.steps],
+        "steps": [[step.name, step.exit_code] for step in record.steps if step.name not in PREPARATION_STEPS],
     }
 
 

@@ -14,23 +14,29 @@ outlive its step.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import BinaryIO, Protocol
 
 from pytest_obelize_bench.isolation.policy import STEP_ENVIRONMENT, inherited
+from pytest_obelize_bench.isolation.process_group import (
+    HAVE_PROC,
+    Pump,
+    group_answers_signal,
+    group_has_live_member,
+    has_exited,
+    signal_group,
+    wait_until,
+)
 
 #: Bytes of a step's output kept in its log (2 MiB, stdout and stderr merged).  Beyond it the
 #: output is still read and discarded, so the child never blocks on a full pipe, and a marker line
@@ -49,7 +55,6 @@ LAUNCH_FAILED_EXIT = 127
 #: The environment names a step inherits from the harness, when the harness has them.
 ALLOWED_ENVIRONMENT: tuple[str, ...] = STEP_ENVIRONMENT
 
-_CHUNK = 64 * 1024
 _MARK = "obelize-bench"
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -150,109 +155,6 @@ class OfflineExecutor:
         return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
 
 
-class _Pump:
-    """Copies a pipe into the log up to a cap, then drains and counts the rest."""
-
-    def __init__(self, fd: int, sink: BinaryIO, cap: int) -> None:
-        self.fd = fd
-        self.sink = sink
-        self.cap = cap
-        self.written = 0
-        self.dropped = 0
-        self.last_byte = b"\n"
-        self.stop = threading.Event()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._loop, name="obelize-bench-pump", daemon=True)
-
-    def _wait_readable(self) -> bool:
-        if hasattr(select, "poll"):
-            poller = select.poll()
-            poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-            return bool(poller.poll(50))
-        ready, _, _ = select.select([self.fd], [], [], 0.05)
-        return bool(ready)
-
-    def _loop(self) -> None:
-        try:
-            while not self.stop.is_set():
-                if not self._wait_readable():
-                    continue
-                chunk = os.read(self.fd, _CHUNK)
-                if not chunk:
-                    return
-                room = self.cap - self.written
-                if room > 0:
-                    kept = chunk[:room]
-                    self.sink.write(kept)
-                    self.written += len(kept)
-                    self.last_byte = kept[-1:]
-                    self.dropped += len(chunk) - len(kept)
-                else:
-                    self.dropped += len(chunk)
-        except BaseException as error:  # reported by the caller, never lost
-            self.error = error
-
-
-_HAVE_PROC = Path("/proc/self/stat").exists()
-
-
-def _group_has_live_member(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is alive, read from /proc (zombies do not count).
-
-    Zombies are excluded because an orphan killed in a container whose PID 1 does not reap stays a
-    zombie forever, and ``killpg(pgid, 0)`` would call its group alive for good.
-    """
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) < 3:
-            continue
-        state, group = fields[0], fields[2]
-        if state not in (b"Z", b"X") and int(group) == pgid:
-            return True
-    return False
-
-
-def _group_answers_signal(pgid: int) -> bool:
-    """Without /proc (macOS): whether signal 0 reaches anything in group ``pgid``."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _exited(pid: int) -> bool:
-    """Whether ``pid`` has exited, without reaping it (so its pid and group id stay reserved)."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def _wait_until(predicate: Callable[[], bool], deadline: float) -> bool:
-    delay = 0.001
-    while True:
-        if predicate():
-            return True
-        now = time.monotonic()
-        if now >= deadline:
-            return False
-        time.sleep(min(delay, deadline - now))
-        delay = min(delay * 2, 0.02)
-
-
 class ProcessExecutor:
     """Runs a program as a subprocess in a session of its own, output streamed to its log.
 
@@ -347,32 +249,32 @@ class ProcessExecutor:
             reason = error.strerror or str(error)
             return self._launch_failure(f"cannot run {args[0]}: {reason}", log, sink, offset, start)
         assert proc.stdout is not None
-        pump = _Pump(proc.stdout.fileno(), sink, self.output_cap)
+        pump = Pump(proc.stdout.fileno(), sink, self.output_cap)
         pump.thread.start()
         pgid = proc.pid
 
         def group_alive() -> bool:
-            if _HAVE_PROC:
+            if HAVE_PROC:
                 # The leader stays unreaped (a zombie) here, so its pid cannot be reused as a
                 # group id while the group is inspected and signalled.
-                return _group_has_live_member(pgid)
+                return group_has_live_member(pgid)
             proc.poll()  # reap the leader first, or the probe would count its zombie
-            return _group_answers_signal(pgid)
+            return group_answers_signal(pgid)
 
         try:
-            exited = _wait_until(lambda: _exited(proc.pid), start + max(0.0, timeout))
+            exited = wait_until(lambda: has_exited(proc.pid), start + max(0.0, timeout))
             duration = round(time.monotonic() - start, 3)
             timed_out = not exited
             if group_alive():
-                _signal_group(pgid, signal.SIGTERM)
+                signal_group(pgid, signal.SIGTERM)
                 deadline = time.monotonic() + self.kill_grace_s
-                if not _wait_until(lambda: not group_alive(), deadline):
-                    _signal_group(pgid, signal.SIGKILL)
+                if not wait_until(lambda: not group_alive(), deadline):
+                    signal_group(pgid, signal.SIGKILL)
             returncode = proc.wait()
-            _wait_until(lambda: not group_alive(), time.monotonic() + 1.0)
+            wait_until(lambda: not group_alive(), time.monotonic() + 1.0)
         finally:
             if proc.returncode is None:  # an exception above: leave nothing running
-                _signal_group(pgid, signal.SIGKILL)
+                signal_group(pgid, signal.SIGKILL)
                 proc.wait()
             pump.thread.join(self.drain_grace_s)
             held_open = pump.thread.is_alive()
@@ -393,7 +295,7 @@ class ProcessExecutor:
             output_offset=offset,
         )
 
-    def _write_notes(self, sink: BinaryIO, pump: _Pump, *, timeout: float, timed_out: bool, held_open: bool) -> None:
+    def _write_notes(self, sink: BinaryIO, pump: Pump, *, timeout: float, timed_out: bool, held_open: bool) -> None:
         """The marker lines that end a log whose output was cut, timed out or held open."""
         notes = []
         if pump.dropped:

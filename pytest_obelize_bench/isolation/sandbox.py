@@ -33,19 +33,28 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pytest_obelize_bench.isolation.executor import Completed, Executor, run_program
-from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, PACKAGE_CACHES, inherited
+from pytest_obelize_bench.isolation.bwrap import SCRATCH_TMP_BYTES, Policy, bwrap_argv, namespace_flags
+from pytest_obelize_bench.isolation.executor import Completed, Executor
+from pytest_obelize_bench.isolation.policy import PACKAGE_CACHES
+from pytest_obelize_bench.isolation.sandbox_probe import (
+    INSTALL_HINT,
+    PROBE_TIMEOUT_S,
+    SANDBOX_MODES,
+    Probe,
+    SandboxMode,
+    SandboxUnavailable,
+    Settings,
+    choose,
+    probe_bwrap,
+    provenance_label,
+)
 
-SandboxMode = Literal["auto", "bwrap", "none"]
-SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "none")
 #: Steps that run the harness's own git and uv, before any repository code exists in a venv.
 OUTSIDE_STEPS = frozenset({"fetch", "venv"})
 #: Steps that download: they keep the network and may write the package caches.
@@ -55,11 +64,6 @@ INSTALL_STEPS = frozenset({"install", "install-from", "install-to"})
 CACHE_WRITERS = INSTALL_STEPS | {"freeze"}
 #: The two test phases: the only steps that may write the junit folder.
 SUITE_STEPS = frozenset({"baseline", "after"})
-#: Seconds each probe command may take.
-PROBE_TIMEOUT_S = 30.0
-#: Size cap of a step's private ``/tmp`` (memory-backed); TMPDIR points to disk anyway.
-SCRATCH_TMP_BYTES = 1024 * 1024 * 1024
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 #: System folders hidden from every step: sockets of local services, the host's SSH keys.
 SYSTEM_HIDDEN: tuple[str, ...] = ("/run", "/etc/ssh")
 #: System files covered by ``/dev/null`` (unreadable: binds are ``nodev``), because a harness run
@@ -67,167 +71,6 @@ SYSTEM_HIDDEN: tuple[str, ...] = ("/run", "/etc/ssh")
 SYSTEM_MASKED: tuple[str, ...] = ("/etc/shadow", "/etc/gshadow")
 
 _LOG_NAME = re.compile(r"\d+-(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\.log")
-_VERSION = re.compile(r"bubblewrap\s+(?P<version>\S+)")
-
-
-class SandboxUnavailable(Exception):
-    """``--bench-sandbox=bwrap`` was asked for and bwrap cannot run here; the message says why."""
-
-
-# -- the probe, once per session on the controller -----------------------------------------
-
-
-@dataclass(frozen=True)
-class Probe:
-    """What ``bwrap --version`` and a trivial sandboxed ``true`` said on this machine."""
-
-    program: str | None
-    version: str | None
-    problem: str | None
-
-    @property
-    def works(self) -> bool:
-        return self.problem is None and self.program is not None and self.version is not None
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(no output)"
-
-
-def namespace_flags(*, network: bool) -> list[str]:
-    """The flags every sandboxed step gets, plus ``--unshare-net`` without network."""
-    # --cap-drop ALL: bwrap run by root otherwise leaves the step every capability, and one of
-    # them (CAP_SYS_ADMIN) is enough to remount the read-only binds writable.
-    flags = [
-        "--cap-drop",
-        "ALL",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--die-with-parent",
-        "--new-session",
-    ]
-    if not network:
-        flags.append("--unshare-net")
-    return flags
-
-
-def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S) -> Probe:
-    """Whether bwrap runs here: its version, then ``true`` under the flags and mounts steps use.
-
-    The second command is what fails on a machine whose kernel forbids unprivileged user
-    namespaces or whose container forbids mounts, so a usable ``--version`` alone proves nothing.
-    """
-    path = program or shutil.which("bwrap")
-    if path is None:
-        return Probe(None, None, f"bwrap is not on PATH; {INSTALL_HINT}")
-    env = {"PATH": os.defpath, **inherited(BASE_ENVIRONMENT)}
-    true = shutil.which("true") or "/bin/true"
-    try:
-        asked = run_program([path, "--version"], env=env, timeout=timeout)
-    except OSError as error:
-        return Probe(path, None, f"{path} --version could not run: {error}")
-    if asked.timed_out or asked.launch_error is not None:
-        return Probe(path, None, f"{path} --version could not run: {asked.launch_error or 'timed out'}")
-    match = _VERSION.search(asked.output)
-    if asked.exit_code != 0 or match is None:
-        return Probe(path, None, f"{path} --version said {_last_line(asked.output)!r}, not a bubblewrap version")
-    try:
-        with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
-            # Every kind of mount and option a step uses, so an older bwrap fails here, not per step.
-            (Path(scratch) / "hidden").mkdir()
-            (Path(scratch) / "kept").mkdir()
-            policy = Policy(writable=(Path(scratch) / "kept",), hidden=(Path(scratch) / "hidden",))
-            argv = bwrap_argv(path, policy, [true], cwd=Path(scratch) / "kept", env=env)
-            tried = run_program(argv, env=env, timeout=timeout)
-    except OSError as error:
-        return Probe(path, match["version"], f"a sandboxed true could not run: {error}")
-    if tried.timed_out or tried.launch_error is not None:
-        return Probe(path, match["version"], f"a sandboxed true could not run: {tried.launch_error or 'timed out'}")
-    if tried.exit_code != 0:
-        said = _last_line(tried.output)
-        hint = ""
-        if any(word in said for word in ("namespace", "uid map", "Operation not permitted", "Permission denied")):
-            hint = (
-                " (user namespaces may be disabled: see sysctl kernel.unprivileged_userns_clone"
-                " and user.max_user_namespaces)"
-            )
-        return Probe(path, match["version"], f"bwrap cannot create a sandbox here: {said}{hint}")
-    return Probe(path, match["version"], None)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The session's choice, handed to workers in the round context (JSON-safe)."""
-
-    mode: SandboxMode
-    program: str | None = None
-    version: str | None = None
-    warning: str | None = None
-
-    @property
-    def enabled(self) -> bool:
-        return self.program is not None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Settings:
-        """The settings in a context; an empty mapping (a context without them) is ``none``."""
-        if not data:
-            return cls(mode="none")
-        mode = data.get("mode", "none")
-        if mode not in SANDBOX_MODES:
-            raise ValueError(f"sandbox mode {mode!r} is not one of {', '.join(SANDBOX_MODES)}")
-        return cls(mode=mode, program=data.get("program"), version=data.get("version"), warning=data.get("warning"))
-
-
-def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
-    """``none``: off.  ``bwrap``: on, or ``SandboxUnavailable``.  ``auto``: on when it works, else a warning."""
-    if mode not in SANDBOX_MODES:
-        raise SandboxUnavailable(f"unknown sandbox mode {mode!r}; give one of {', '.join(SANDBOX_MODES)}")
-    if mode == "none":
-        return Settings(mode="none")
-    found = probe()
-    if found.works:
-        return Settings(mode=mode, program=found.program, version=found.version)  # type: ignore[arg-type]
-    problem = found.problem or "bwrap did not answer"
-    if mode == "bwrap":
-        raise SandboxUnavailable(problem)
-    return Settings(
-        mode="auto",
-        warning=f"no sandbox: {problem}; every step ran unsandboxed (see docs/how-to/sandbox.md)",
-    )
-
-
-def provenance_label(settings: Settings, *, suites_network: bool, offline: bool) -> str:
-    """The record's ``sandbox`` field: ``bwrap <version> (...)`` with the suites' network, or ``none``."""
-    if not settings.enabled:
-        return "none"
-    if offline:
-        policy = "no network at any step"
-    elif suites_network:
-        policy = "suites with network"
-    else:
-        policy = "suites without network"
-    return f"bwrap {settings.version} ({policy})"
-
-
-# -- one step's policy and its argv ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The mounts and namespaces of one sandboxed step (absolute, resolved paths)."""
-
-    writable: tuple[Path, ...] = ()
-    read_only: tuple[Path, ...] = ()
-    hidden: tuple[Path, ...] = ()
-    masked: tuple[Path, ...] = ()
-    network: bool = False
-    scratch_bytes: int = SCRATCH_TMP_BYTES
 
 
 def _depth(path: Path) -> tuple[int, str]:
@@ -240,70 +83,6 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
         if path not in seen:
             seen.append(path)
     return sorted(seen, key=_depth)
-
-
-def _outermost(paths: Iterable[Path]) -> list[Path]:
-    """``paths`` without those inside another of them, parents first."""
-    kept: list[Path] = []
-    for path in _unique(paths):
-        if not _under(path, kept):
-            kept.append(path)
-    return kept
-
-
-def _under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == root or path.is_relative_to(root) for root in roots)
-
-
-def bwrap_argv(
-    program: str,
-    policy: Policy,
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    exists: Callable[[Path], bool] = os.path.lexists,
-    is_dir: Callable[[Path], bool] = os.path.isdir,
-) -> list[str]:
-    """The bwrap command that runs ``argv`` in ``cwd`` with ``env`` under ``policy``.
-
-    Mount order is what makes it right: the read-only root, then the empty tmpfs over each hidden
-    folder (parents first), then the read-only exposures inside them, then the writable binds,
-    and last the hidden tmpfs remounted read-only (bwrap needs them writable while it creates the
-    mount points of what is bound inside).  Paths that do not exist are left out; ``/`` is never
-    hidden.  A read-only exposure outside every hidden folder is already visible and left out.
-    """
-    root = Path("/")
-    scratch = Path("/tmp")
-    hidden = _outermost(p for p in policy.hidden if p != root and p != scratch and is_dir(p))
-    covered = [scratch, *hidden]
-
-    def reveals(path: Path) -> bool:  # binding it would uncover a hidden folder
-        return any(_under(each, [path]) for each in hidden)
-
-    writable = [p for p in _unique(policy.writable) if exists(p) and not reveals(p)]
-    read_only = _outermost(
-        p for p in policy.read_only if exists(p) and _under(p, covered) and not _under(p, writable) and not reveals(p)
-    )
-    args = [program, *namespace_flags(network=policy.network)]
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    args += ["--size", str(policy.scratch_bytes), "--tmpfs", "/tmp"]
-    for path in hidden:
-        args += ["--tmpfs", os.fspath(path)]
-    for path in read_only:
-        args += ["--ro-bind", os.fspath(path), os.fspath(path)]
-    for path in _unique(policy.masked):
-        if exists(path) and not is_dir(path) and not _under(path, covered):
-            args += ["--ro-bind", os.devnull, os.fspath(path)]
-    for path in writable:
-        args += ["--bind", os.fspath(path), os.fspath(path)]
-    for path in hidden:
-        args += ["--remount-ro", os.fspath(path)]
-    args += ["--chdir", os.fspath(cwd), "--clearenv"]
-    for name in sorted(env):
-        args += ["--setenv", name, env[name]]
-    args += ["--", *[os.fspath(arg) for arg in argv]]
-    return args
 
 
 def step_name_of(log: Path) -> str:
@@ -350,10 +129,27 @@ class CaseLayout:
     masked: tuple[Path, ...] = ()
     suites_network: bool = False
     offline: bool = False
+    #: a template venv mounted as the lower layer of the case's venv (``templates.py``); else None.
+    venv_template: Path | None = None
 
     @property
     def venv(self) -> Path:
         return self.checkout / ".venv"
+
+    @property
+    def venv_upper(self) -> Path:
+        """Where the case's own writes to an overlaid venv go: ``<case>.venv-upper`` beside its
+        checkout (as ``<case>.logs``), never in it, and never shared with another case."""
+        return self.checkout.parent / f"{self.checkout.name}.venv-upper"
+
+    @property
+    def venv_work(self) -> Path:
+        return self.checkout.parent / f"{self.checkout.name}.venv-work"
+
+    def overlays(self) -> tuple[tuple[Path, Path, Path, Path], ...]:
+        if self.venv_template is None:
+            return ()
+        return ((self.venv_template, self.venv_upper, self.venv_work, self.venv),)
 
 
 def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = ()) -> Policy | None:
@@ -378,6 +174,7 @@ def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = 
         hidden=layout.hidden,
         masked=layout.masked,
         network=network,
+        overlays=layout.overlays(),
     )
 
 
@@ -395,9 +192,18 @@ class SandboxExecutor:
         self.layout = layout
         self._case_roots: tuple[Path, ...] | None = None
 
+    def mount_template(self, template: Path) -> None:
+        """From now on every sandboxed step sees the case's venv as an overlay of ``template``."""
+        self.layout = replace(self.layout, venv_template=_real(template))
+        for folder in (self.layout.venv_upper, self.layout.venv_work, self.layout.venv):
+            folder.mkdir(parents=True, exist_ok=True)
+        self._case_roots = None
+
     def _interpreter(self) -> tuple[Path, ...]:
         if self._case_roots is None:
             python = self.layout.venv / "bin" / "python"
+            if self.layout.venv_template is not None:  # the merged venv exists only inside the sandbox
+                python = self.layout.venv_template / "bin" / "python"
             if not os.path.lexists(python):
                 return ()
             self._case_roots = tuple(interpreter_roots(python))
@@ -519,15 +325,19 @@ def case_layout(
 
 __all__ = [
     "CACHE_WRITERS",
+    "INSTALL_HINT",
     "INSTALL_STEPS",
     "OUTSIDE_STEPS",
+    "PROBE_TIMEOUT_S",
     "SANDBOX_MODES",
+    "SCRATCH_TMP_BYTES",
     "SUITE_STEPS",
     "CaseLayout",
     "HarnessPaths",
     "Policy",
     "Probe",
     "SandboxExecutor",
+    "SandboxMode",
     "SandboxUnavailable",
     "Settings",
     "bwrap_argv",

@@ -4,6 +4,7 @@ Layout under the work root (``--bench-work``, by default ``<system temp>/obelize
 
     <root>/<round>/<case>/            the checkout
     <root>/<round>/<case>.logs/       step logs; artefacts/ below it
+    <root>/<round>/<case>.venv-upper/ the case's own layer over a template venv (and .venv-work/)
     <root>/home/<round>/<case>/       the HOME every step of the case sees
     <root>/tmp/<round>/<case>/        the TMPDIR of its sandboxed steps
 
@@ -103,7 +104,9 @@ def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
         artefacts=round_dir / f"{case_id}.logs" / "artefacts",
         tmp=root / "tmp" / round_label / case_id,
     )
-    for path in (space.checkout, space.logs, space.home, space.tmp):
+    # <case>.venv-upper and .venv-work: a case's own layer over a template venv (sandbox.py).
+    layers = [round_dir / f"{case_id}.venv-{layer}" for layer in ("upper", "work")]
+    for path in (space.checkout, space.logs, space.home, space.tmp, *layers):
         _remove(path)
     for path in (space.logs, space.artefacts, space.home, space.tmp):
         path.mkdir(parents=True, exist_ok=True)
@@ -115,6 +118,8 @@ def remove_checkout(root: Path, round_label: str, case_id: str) -> bool:
     safe_component(case_id, "case id")
     safe_component(round_label, "round label")
     checkout = Path(root) / round_label / case_id
+    for layer in ("upper", "work"):  # its own writes to an overlaid venv go with it
+        _remove(checkout.parent / f"{case_id}.venv-{layer}")
     if not checkout.exists() and not checkout.is_symlink():
         return False
     _remove(checkout)

@@ -82,7 +82,7 @@ def repository_probes(cases: Sequence[Case], cache: Path | None) -> tuple[list[P
 
 def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Probe]:
     """``uv python find`` for each distinct key, as the policy turns it into a request."""
-    from pytest_obelize_bench.case.environment import _minor_request, parse_interpreter_key
+    from pytest_obelize_bench.case.interpreter import minor_request, parse_interpreter_key
 
     probes: list[Probe] = []
     for case in cases:
@@ -93,7 +93,7 @@ def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Prob
         except ValueError as exc:
             probes.append(Probe(case.id, (), str(exc)))
             continue
-        request = case.python if policy == "exact" else _minor_request(key)
+        request = case.python if policy == "exact" else minor_request(key)
         hint = " (--bench-interpreter=minor uses a local build of the same minor)" if policy == "exact" else ""
         probes.append(
             Probe(

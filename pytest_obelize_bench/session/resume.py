@@ -76,7 +76,7 @@ def choose(
 
 def _interpreter_key(request: str, context: RoundContext) -> str | None:
     """The uv key of the interpreter a venv made for ``request`` would run, or None."""
-    from pytest_obelize_bench.case.environment import _RESOLVE_PROGRAM, discovery_path
+    from pytest_obelize_bench.case.interpreter import discovery_path, resolve_program
     from pytest_obelize_bench.isolation.executor import run_program
     from pytest_obelize_bench.isolation.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
 
@@ -89,7 +89,7 @@ def _interpreter_key(request: str, context: RoundContext) -> str | None:
     lines = found.output.split()
     if found.exit_code != 0 or not lines:
         return None
-    asked = run_program([lines[-1], "-I", "-c", _RESOLVE_PROGRAM], env=env, timeout=FIND_TIMEOUT_S)
+    asked = run_program([lines[-1], "-I", "-c", resolve_program()], env=env, timeout=FIND_TIMEOUT_S)
     try:
         return str(json.loads(asked.output.splitlines()[-1])["key"])
     except (ValueError, KeyError, IndexError, TypeError):
@@ -97,13 +97,13 @@ def _interpreter_key(request: str, context: RoundContext) -> str | None:
 
 
 def _request(case: Case, policy: str) -> str | None:
-    from pytest_obelize_bench.case.environment import _minor_request, parse_interpreter_key
+    from pytest_obelize_bench.case.interpreter import minor_request, parse_interpreter_key
 
     try:
         key = parse_interpreter_key(case.python or "")
     except ValueError:
         return None
-    return case.python if policy == "exact" else _minor_request(key)
+    return case.python if policy == "exact" else minor_request(key)
 
 
 def expected_keys(cases: Iterable[Case], context: RoundContext, harness_version: str) -> dict[str, str | None]:

@@ -120,7 +120,7 @@ def test_the_resolve_program_runs_on_old_interpreters() -> None:
     if not old.exists():
         pytest.skip("no Python 3.6 on this machine")
     done = subprocess.run(
-        [str(old), "-I", "-c", environment._RESOLVE_PROGRAM],
+        [str(old), "-I", "-c", environment.resolve_program()],
         capture_output=True,
         text=True,
         check=True,

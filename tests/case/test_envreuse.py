@@ -150,13 +150,28 @@ def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> No
 
     assert records["ann__trap-vertex"]["provenance"]["sdk_to"] == "2.24.0"
     assert "--offline" not in step("ann__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
-    # bob shares ann's legacy environment; cat shares bob's whole one.
-    assert "--offline" in step("bob__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+
+    def reuses(case: str, builder: str) -> bool:
+        """``case``'s venv is a view of the template ``builder`` built: no install-from of its own."""
+        got, built = records[case]["provenance"], records[builder]["provenance"]
+        names = {s["name"] for s in records[case]["steps"]}
+        return (
+            built["env_view"] == "built"
+            and got["env_view"] in ("overlay", "copy")
+            and got["env_template"] == built["env_template"]
+            and "install-from" not in names
+            and "install-from-check" in names
+        )
+
+    # bob shares ann's legacy environment (its template); cat shares bob's whole one (offline).
+    assert reuses("bob__trap-vertex", "ann__trap-vertex")
     assert "--offline" in step("cat__trap-vertex", "install-to")["argv"]  # type: ignore[operator]
     assert step("cat__trap-vertex", "install-to")["exit_code"] == 0
     assert "--offline" not in step("dan__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
-    assert "--offline" in step("eve__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert reuses("eve__trap-vertex", "dan__trap-vertex")
     assert "--offline" not in step("fay__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
+    assert records["fay__trap-vertex"]["provenance"]["env_view"] == "installed"
+    assert records["fay__trap-vertex"]["provenance"]["env_template"] is None
     for case in ("dan__trap-vertex", "eve__trap-vertex", "fay__trap-vertex"):
         assert records[case]["error"] is None, records[case]["error"]
         assert records[case]["provenance"]["sdk_from"] == "0.8.6"

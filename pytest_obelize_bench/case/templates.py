@@ -1,0 +1,171 @@
+"""Template environments: one venv per environment key, built once, and each case's own view of it.
+
+Why: every case used to make a venv and link about 2,600 files of the legacy SDK into it, for every
+case, round and attempt, though most cases of a round install exactly the same thing.  A template
+is the venv the first case of a key built (interpreter, reviewed install commands, legacy SDK),
+copied aside once, right after its install and before any suite ran in it, and never written
+again.  A later case of the same key gets a writable view of it instead of its own installs:
+
+* ``overlay``: under a bwrap that mounts overlays (0.10 and later), the template is the lower
+  layer and the case's own folder the upper one; nothing is copied, and whatever a case writes
+  (an install the template lacks, a suite's ``__pycache__``) lands in its upper layer only;
+* ``copy``: otherwise (no sandbox, or an older bwrap), ``cp -a`` of the template.  Its SDK files
+  are symlinks into the uv cache (``--link-mode=symlink``), so a copy is about 2,600 small entries.
+
+The record says which (``env_view``: ``overlay``, ``copy``, ``built`` for the case that made the
+template, ``installed`` for a case that kept its own installs: its environment has no key, or
+another case published the key's template first) and the key (``env_template``, null without one).
+
+The key is ``envreuse.environment_key`` of the legacy SDK's install: the interpreter uv chose, the
+cutoff, the uv cache, the install commands' content (a requirements file by its sha256; anything
+a key cannot cover leaves the case without a template) and the pin.  A changed requirements file
+is a new key, so a new template.  The protocol's checks stay per case: the legacy SDK's version is
+read through ``importlib.metadata`` in the case's own view, and the freeze lists that view.
+
+The interpreter a request resolves to is remembered per process (``probed``): a case that finds a
+template for it needs neither ``uv venv`` nor the ``resolve`` probe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_obelize_bench._util.locks import exclusive_lock
+from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
+from pytest_obelize_bench.case.interpreter import Interpreter
+from pytest_obelize_bench.isolation.executor import run_program
+from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, Step, inherited
+from pytest_obelize_bench.isolation.steps import StepRunner
+
+TEMPLATES_DIR = "env-templates"
+#: What a record's ``env_view`` may say.
+VIEWS = ("overlay", "copy", "built", "installed")
+#: Seconds a copy of a template (or its publication) may take.
+COPY_TIMEOUT_S = 300.0
+_KEY = re.compile(r"[0-9a-f]{64}")
+_MANIFEST = "template.json"
+_MANIFEST_CAP = 16_384
+
+#: Interpreters already resolved by this process: (request, policy, search path) -> what uv chose.
+_PROBED: dict[tuple[str, str, tuple[str, ...]], Interpreter] = {}
+
+
+def probe_key(requested: str, policy: str, search_path: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
+    return (requested, policy, tuple(search_path))
+
+
+def probed(requested: str, policy: str, search_path: tuple[str, ...]) -> Interpreter | None:
+    """The interpreter this process already resolved for the request, if any."""
+    return _PROBED.get(probe_key(requested, policy, search_path))
+
+
+def remember(requested: str, policy: str, search_path: tuple[str, ...], interpreter: Interpreter) -> None:
+    _PROBED[probe_key(requested, policy, search_path)] = interpreter
+
+
+def in_view(interpreter: Interpreter, venv: Path) -> Interpreter:
+    """``interpreter`` as the case's own venv at ``venv`` runs it."""
+    return Interpreter(
+        requested=interpreter.requested,
+        used=interpreter.used,
+        executable=Path(venv) / "bin" / "python",
+        build=interpreter.build,
+        machine=interpreter.machine,
+    )
+
+
+@dataclass(frozen=True)
+class Template:
+    """A finished template: its key, its venv (never written again) and the interpreter it runs."""
+
+    key: str
+    venv: Path
+    used: str
+    build: str
+    machine: str
+
+
+class Templates:
+    """The templates of a work root, one folder per key under ``<work>/env-templates``."""
+
+    def __init__(self, work_root: Path) -> None:
+        self.root = Path(work_root) / TEMPLATES_DIR
+
+    def folder(self, key: str) -> Path:
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"{key!r} is not an environment key")
+        return self.root / key
+
+    def find(self, key: str) -> Template | None:
+        """The finished template of ``key``; None while none was published (or its manifest is bad)."""
+        folder = self.folder(key)
+        try:
+            data = json.loads(read_bounded_file(folder / _MANIFEST, _MANIFEST_CAP).decode("utf-8"))
+            used, build, machine = str(data["used"]), str(data["build"]), str(data["machine"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        venv = folder / "venv"
+        if venv.is_symlink() or not (venv / "bin" / "python").exists():
+            return None
+        return Template(key=key, venv=venv, used=used, build=build, machine=machine)
+
+    def publish(self, key: str, venv: Path, interpreter: Interpreter) -> bool:
+        """Copy a case's just-installed venv aside as the template of ``key``, unless one exists.
+
+        Under a lock, into a temporary folder renamed into place, the manifest written last: a
+        template is either whole or absent.  A copy that fails leaves no template (and no error:
+        the case that built it goes on with its own venv).  True when this call made it.
+        """
+        folder = self.folder(key)
+        folder.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(folder / ".lock"):
+            if self.find(key) is not None:
+                return False
+            staging = folder / f"venv.{os.getpid()}.tmp"
+            shutil.rmtree(staging, ignore_errors=True)
+            target = folder / "venv"
+            shutil.rmtree(target, ignore_errors=True)
+            copied = run_program(
+                [_cp(), "-a", os.fspath(venv), os.fspath(staging)],
+                env={"PATH": os.defpath, **inherited(BASE_ENVIRONMENT)},
+                timeout=COPY_TIMEOUT_S,
+            )
+            if not copied.ok:
+                shutil.rmtree(staging, ignore_errors=True)
+                return False
+            os.replace(staging, target)
+            manifest = {"used": interpreter.used, "build": interpreter.build, "machine": interpreter.machine}
+            write_atomically(folder / _MANIFEST, json.dumps(manifest, sort_keys=True) + "\n")
+        return self.find(key) is not None
+
+
+def _cp() -> str:
+    return shutil.which("cp") or "/bin/cp"
+
+
+def copy_view(runner: StepRunner, template: Template, venv: Path, *, timeout: float = COPY_TIMEOUT_S) -> None:
+    """The ``copy`` view: step ``venv`` copies the template to the case's venv (``cp -a``)."""
+    runner.run(
+        Step.VENV,
+        "venv",
+        [_cp(), "-a", os.fspath(template.venv), os.fspath(venv)],
+        timeout=timeout,
+        reason="venv_failed",
+    )
+
+
+__all__ = [
+    "TEMPLATES_DIR",
+    "VIEWS",
+    "Template",
+    "Templates",
+    "copy_view",
+    "in_view",
+    "probed",
+    "remember",
+]

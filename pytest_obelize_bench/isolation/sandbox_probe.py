@@ -1,0 +1,190 @@
+"""Whether bubblewrap can sandbox on this machine, asked once per session, and the session's choice.
+
+The probe runs ``bwrap --version`` and then a sandboxed ``true`` with every kind of mount a step
+uses; the choice (``auto``, ``bwrap``, ``none``) and what the probe found travel to the workers as
+``Settings`` in the round context.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
+from pytest_obelize_bench.isolation.executor import run_program
+from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, inherited
+
+SandboxMode = Literal["auto", "bwrap", "none"]
+SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "none")
+#: Seconds each probe command may take.
+PROBE_TIMEOUT_S = 30.0
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+
+_VERSION = re.compile(r"bubblewrap\s+(?P<version>\S+)")
+
+
+class SandboxUnavailable(Exception):
+    """``--bench-sandbox=bwrap`` was asked for and bwrap cannot run here; the message says why."""
+
+
+# -- the probe, once per session on the controller -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What ``bwrap --version`` and a trivial sandboxed ``true`` said on this machine."""
+
+    program: str | None
+    version: str | None
+    problem: str | None
+    #: whether ``bwrap --help`` offers ``--overlay-src`` (bubblewrap 0.10 and later).
+    overlay: bool = False
+
+    @property
+    def works(self) -> bool:
+        return self.problem is None and self.program is not None and self.version is not None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S) -> Probe:
+    """Whether bwrap runs here: its version, then ``true`` under the flags and mounts steps use.
+
+    The second command is what fails on a machine whose kernel forbids unprivileged user
+    namespaces or whose container forbids mounts, so a usable ``--version`` alone proves nothing.
+    """
+    path = program or shutil.which("bwrap")
+    if path is None:
+        return Probe(None, None, f"bwrap is not on PATH; {INSTALL_HINT}")
+    env = {"PATH": os.defpath, **inherited(BASE_ENVIRONMENT)}
+    true = shutil.which("true") or "/bin/true"
+    try:
+        asked = run_program([path, "--version"], env=env, timeout=timeout)
+    except OSError as error:
+        return Probe(path, None, f"{path} --version could not run: {error}")
+    if asked.timed_out or asked.launch_error is not None:
+        return Probe(path, None, f"{path} --version could not run: {asked.launch_error or 'timed out'}")
+    match = _VERSION.search(asked.output)
+    if asked.exit_code != 0 or match is None:
+        return Probe(path, None, f"{path} --version said {_last_line(asked.output)!r}, not a bubblewrap version")
+    try:
+        with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
+            # Every kind of mount and option a step uses, so an older bwrap fails here, not per step.
+            (Path(scratch) / "hidden").mkdir()
+            (Path(scratch) / "kept").mkdir()
+            policy = Policy(writable=(Path(scratch) / "kept",), hidden=(Path(scratch) / "hidden",))
+            argv = bwrap_argv(path, policy, [true], cwd=Path(scratch) / "kept", env=env)
+            tried = run_program(argv, env=env, timeout=timeout)
+    except OSError as error:
+        return Probe(path, match["version"], f"a sandboxed true could not run: {error}")
+    if tried.timed_out or tried.launch_error is not None:
+        return Probe(path, match["version"], f"a sandboxed true could not run: {tried.launch_error or 'timed out'}")
+    if tried.exit_code != 0:
+        said = _last_line(tried.output)
+        hint = ""
+        if any(word in said for word in ("namespace", "uid map", "Operation not permitted", "Permission denied")):
+            hint = (
+                " (user namespaces may be disabled: see sysctl kernel.unprivileged_userns_clone"
+                " and user.max_user_namespaces)"
+            )
+        return Probe(path, match["version"], f"bwrap cannot create a sandbox here: {said}{hint}")
+    return Probe(path, match["version"], None, overlay=mounts_overlays(path, env=env, timeout=timeout))
+
+
+def mounts_overlays(program: str, *, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether this bwrap mounts overlays: its ``--help`` names ``--overlay-src``."""
+    try:
+        helped = run_program([program, "--help"], env=env, timeout=timeout)
+    except OSError:
+        return False
+    return helped.ok and "--overlay-src" in helped.output
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session's choice, handed to workers in the round context (JSON-safe)."""
+
+    mode: SandboxMode
+    program: str | None = None
+    version: str | None = None
+    warning: str | None = None
+    #: the sandbox mounts a case's venv as an overlay of its template (absent in older contexts: no).
+    overlay: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return self.program is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Settings:
+        """The settings in a context; an empty mapping (a context without them) is ``none``."""
+        if not data:
+            return cls(mode="none")
+        mode = data.get("mode", "none")
+        if mode not in SANDBOX_MODES:
+            raise ValueError(f"sandbox mode {mode!r} is not one of {', '.join(SANDBOX_MODES)}")
+        return cls(
+            mode=mode,
+            program=data.get("program"),
+            version=data.get("version"),
+            warning=data.get("warning"),
+            overlay=bool(data.get("overlay", False)),
+        )
+
+
+def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
+    """``none``: off.  ``bwrap``: on, or ``SandboxUnavailable``.  ``auto``: on when it works, else a warning."""
+    if mode not in SANDBOX_MODES:
+        raise SandboxUnavailable(f"unknown sandbox mode {mode!r}; give one of {', '.join(SANDBOX_MODES)}")
+    if mode == "none":
+        return Settings(mode="none")
+    found = probe()
+    if found.works:
+        return Settings(mode=mode, program=found.program, version=found.version, overlay=found.overlay)  # type: ignore[arg-type]
+    problem = found.problem or "bwrap did not answer"
+    if mode == "bwrap":
+        raise SandboxUnavailable(problem)
+    return Settings(
+        mode="auto",
+        warning=f"no sandbox: {problem}; every step ran unsandboxed (see docs/how-to/sandbox.md)",
+    )
+
+
+def provenance_label(settings: Settings, *, suites_network: bool, offline: bool) -> str:
+    """The record's ``sandbox`` field: ``bwrap <version> (...)`` with the suites' network, or ``none``."""
+    if not settings.enabled:
+        return "none"
+    if offline:
+        policy = "no network at any step"
+    elif suites_network:
+        policy = "suites with network"
+    else:
+        policy = "suites without network"
+    return f"bwrap {settings.version} ({policy})"
+
+
+__all__ = [
+    "INSTALL_HINT",
+    "PROBE_TIMEOUT_S",
+    "SANDBOX_MODES",
+    "Probe",
+    "SandboxMode",
+    "SandboxUnavailable",
+    "Settings",
+    "choose",
+    "mounts_overlays",
+    "probe_bwrap",
+    "provenance_label",
+]

@@ -1,0 +1,137 @@
+"""A case's venv as an overlay of its template: the argv, the policy, the probe, and a real mount.
+
+The real mount needs a bwrap that offers ``--overlay-src`` (bubblewrap 0.10 and later); it is
+skipped elsewhere, where a case gets a copy instead (tests/case/test_templates.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
+from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
+from pytest_obelize_bench.isolation.sandbox import CaseLayout, SandboxExecutor, interpreter_roots, policy_for
+from pytest_obelize_bench.isolation.sandbox_probe import Settings, mounts_overlays
+from tests.helpers.sandbox import bwrap_probe
+
+
+def layout(root: Path, **overrides: object) -> CaseLayout:
+    return CaseLayout(
+        **{  # type: ignore[arg-type]
+            "checkout": root / "case" / "checkout",
+            "home": root / "case" / "home",
+            "tmp": root / "case" / "tmp",
+            "junit": root / "case" / "logs" / "junit",
+            **overrides,
+        }
+    )
+
+
+def test_the_overlay_is_mounted_over_the_writable_checkout_and_before_the_remounts(tmp_path: Path) -> None:
+    made = layout(tmp_path, venv_template=tmp_path / "template" / "venv", hidden=(tmp_path / "hidden",))
+    for path in (made.checkout, tmp_path / "hidden"):
+        path.mkdir(parents=True)
+    policy = policy_for(made, "baseline")
+    assert policy is not None
+    lower, upper, work, dest = policy.overlays[0]
+    assert (lower, dest) == (tmp_path / "template" / "venv", made.checkout / ".venv")
+    assert upper.parent == work.parent == made.checkout.parent and not upper.is_relative_to(made.checkout)
+    # Beside the checkout, named for the case: two cases of one round never share a layer.
+    other = layout(tmp_path, checkout=tmp_path / "case" / "other", venv_template=lower)
+    assert {upper, work}.isdisjoint({other.venv_upper, other.venv_work})
+    argv = bwrap_argv("bwrap", policy, ["true"], cwd=made.checkout, env={})
+    at = argv.index("--overlay-src")
+    assert argv[at : at + 6] == ["--overlay-src", str(lower), "--overlay", str(upper), str(work), str(dest)]
+    assert argv.index("--bind") < at < argv.index("--remount-ro")
+
+
+def test_steps_outside_the_sandbox_and_cases_without_a_template_mount_no_overlay(tmp_path: Path) -> None:
+    assert policy_for(layout(tmp_path, venv_template=tmp_path / "t"), "venv") is None
+    plain = policy_for(layout(tmp_path), "install-to")
+    assert plain is not None and plain.overlays == ()
+    assert "--overlay" not in bwrap_argv("bwrap", Policy(), ["true"], cwd=tmp_path, env={})
+
+
+def test_the_overlay_capability_travels_to_workers_and_older_contexts_have_none() -> None:
+    settings = Settings(mode="bwrap", program="/usr/bin/bwrap", version="0.10.0", overlay=True)
+    assert Settings.from_json(json.loads(json.dumps(settings.to_json()))) == settings
+    assert Settings.from_json({"mode": "bwrap", "program": "/usr/bin/bwrap", "version": "0.8.0"}).overlay is False
+
+
+@pytest.mark.parametrize(
+    ("help_text", "expected"), [("--overlay-src SRC  Add an overlay", True), ("--bind SRC", False)]
+)
+def test_the_probe_reads_the_overlay_option_from_bwrap_help(tmp_path: Path, help_text: str, expected: bool) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(f'#!/bin/sh\necho "usage: bwrap"\necho "  {help_text}"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    assert mounts_overlays(str(fake), env={"PATH": os.defpath}) is expected
+    assert mounts_overlays(str(tmp_path / "missing"), env={"PATH": os.defpath}) is False
+
+
+def test_the_case_interpreter_is_found_in_the_template_when_the_venv_is_an_overlay(tmp_path: Path) -> None:
+    template = tmp_path / "template" / "venv"
+    (template / "bin").mkdir(parents=True)
+    (template / "bin" / "python").symlink_to(sys.executable)
+    made = layout(tmp_path)
+    made.checkout.mkdir(parents=True)
+    executor = SandboxExecutor(ProcessExecutor(), program="bwrap", layout=made)
+    executor.mount_template(template)
+    assert executor.layout.venv_template == template.resolve()
+    assert made.venv.is_dir() and executor.layout.venv_upper.is_dir() and executor.layout.venv_work.is_dir()
+    assert set(interpreter_roots(template / "bin" / "python")) <= set(executor._interpreter())
+
+
+def test_an_overlay_write_reaches_no_other_case_nor_the_template(tmp_path: Path) -> None:
+    probe = bwrap_probe()
+    if not (probe.works and probe.overlay):
+        pytest.skip(f"this bwrap ({probe.version}) mounts no overlays: cases get a copy of their template")
+    template = tmp_path / "template" / "venv"
+    (template / "lib").mkdir(parents=True)
+    (template / "lib" / "kept.txt").write_text("template\n")
+    outputs = {}
+    for case in ("one", "two"):
+        made = layout(tmp_path / case, read_only=(Path(sys.prefix), Path(sys.base_prefix)))
+        for path in (made.checkout, made.home, made.tmp):
+            path.mkdir(parents=True)
+        executor = SandboxExecutor(ProcessExecutor(), program=probe.program or "bwrap", layout=made)
+        executor.mount_template(template)
+        code = (
+            "import pathlib, sys; v = pathlib.Path(sys.argv[1]); seen = (v / 'lib/kept.txt').read_text(); "
+            "other = (v / 'written-by-one').exists(); "
+            "(v / 'lib/kept.txt').write_text(sys.argv[2]); (v / f'written-by-{sys.argv[2]}').write_text('x'); "
+            "print(seen.strip(), other)"
+        )
+        log = made.checkout.parent / "logs" / "05-baseline.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        env = step_environment(os.environ, home=made.home)
+        done = executor.run(
+            [sys.executable, "-c", code, str(made.venv), case], cwd=made.checkout, env=env, timeout=60, log=log
+        )
+        assert done.exit_code == 0, done.output()
+        outputs[case] = done.output().split()[-2:]
+        assert (executor.layout.venv_upper / f"written-by-{case}").is_file()
+    assert outputs == {"one": ["template", "False"], "two": ["template", "False"]}
+    assert (template / "lib" / "kept.txt").read_text() == "template\n"
+    assert sorted(p.name for p in template.iterdir()) == ["lib"]
+
+
+def test_a_rerun_of_a_case_starts_without_its_old_layer(tmp_path: Path) -> None:
+    from pytest_obelize_bench.isolation.workspace import prepare_workspace, remove_checkout
+
+    space = prepare_workspace(tmp_path, "round-2", "owner__repo")
+    made = layout(tmp_path, checkout=space.checkout)
+    for folder in (made.venv_upper, made.venv_work):
+        (folder / "work").mkdir(parents=True)
+        (folder / "work").chmod(0)  # as overlayfs leaves its work folder
+    prepare_workspace(tmp_path, "round-2", "owner__repo")
+    assert not made.venv_upper.exists() and not made.venv_work.exists()
+    made.venv_upper.mkdir()
+    space.checkout.mkdir()
+    assert remove_checkout(tmp_path, "round-2", "owner__repo")
+    assert not made.venv_upper.exists()
