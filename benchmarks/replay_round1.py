@@ -73,7 +73,9 @@ def round_1_repositories(path: Path = ROUND_1_CASES) -> list[Repository]:
     """Every case and control of round 1's case file, with its repository and pin."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     rows = [*data["cases"], *data.get("controls", [])]
-    return [Repository(str(row["full_name"]).replace("/", "__"), str(row["full_name"]), str(row["sha"])) for row in rows]
+    return [
+        Repository(str(row["full_name"]).replace("/", "__"), str(row["full_name"]), str(row["sha"])) for row in rows
+    ]
 
 
 def _git(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
@@ -103,6 +105,7 @@ def snapshot_state(snapshot: Path, sha: str) -> tuple[str, list[str]]:
         input="".join(f"{obj}\n" for obj, _ in entries),
         capture_output=True,
         text=True,
+        check=False,
     )
     answers = probe.stdout.splitlines()
     missing = [path for (_obj, path), answer in zip(entries, answers, strict=True) if answer.endswith(" missing")]
@@ -136,7 +139,9 @@ def fill(cache: Path, snapshots: Path) -> list[tuple[Repository, str]]:
 
 
 def _suite(value: object) -> object:
-    return value if not isinstance(value, dict) else {k: value.get(k) for k in ("status", "passed", "failed", "skipped")}
+    if not isinstance(value, dict):
+        return value
+    return {key: value.get(key) for key in ("status", "passed", "failed", "skipped")}
 
 
 def differences(replayed: dict, published: dict) -> list[str]:
@@ -195,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     if complete:
         selection = " or ".join(complete)
         print(
-            "replay them with:\n  .venv/bin/python -m pytest --bench-round=1 --bench-cases=tests/data/upstream/cases.yaml"
+            "replay them with:\n  .venv/bin/python -m pytest --bench-round=1"
+            " --bench-cases=tests/data/upstream/cases.yaml"
             f" --obelize=obelize==0.1.0 --exclude-newer={CUTOFF} --bench-interpreter=minor"
             f" --bench-repo-cache={args.cache} --bench-results=SCRATCH --bench-no-publish -k '{selection}'"
         )
