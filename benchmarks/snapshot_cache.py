@@ -97,10 +97,7 @@ def snapshot_state(snapshot: Path, sha: str) -> tuple[str, list[str]]:
 def fill(cache: Path, snapshots: Path, pins: Iterable[Pin]) -> list[tuple[Pin, str]]:
     """Put every complete pin in ``cache``; each pin with what was found (``complete`` or why not)."""
     sys.path.insert(0, str(ROOT))
-    try:
-        from pytest_obelize_bench.case.checkout import cache_repository
-    except ImportError:  # TEMPORARY until the subpackages land
-        from pytest_obelize_bench.checkout import cache_repository
+    from pytest_obelize_bench.case.checkout import cache_repository
 
     results = []
     for pin in pins:
