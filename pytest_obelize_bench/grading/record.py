@@ -120,6 +120,8 @@ class Provenance(_Model):
     """its commit, for a source checkout"""
     obelize_tree_dirty: bool | None = None
     """whether that checkout had uncommitted changes"""
+    obelize_exclude_newer: str | None = None
+    """the cutoff the named obelize release was exempted to, beside exclude_newer for its dependencies"""
     pack: str | None = None
     """the pack that ran"""
     pack_sha256: str | None = None
