@@ -239,8 +239,9 @@ def read_record(path: Path) -> Record:
     return parse_record(text, str(path))
 
 
-#: The JSON files a round folder holds beside its records.
-NOT_RECORDS = frozenset({"summary.json", "publication.json"})
+#: Files of a round or run folder that are not records: a published round's summary and
+#: publication note, and a run folder's manifest (``records/runs.py``).
+NOT_RECORDS = frozenset({"summary.json", "publication.json", "run.json"})
 
 
 def repeat_stems(names: Iterable[str], case_ids: Iterable[str] | None = None) -> dict[str, str]:
