@@ -32,10 +32,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from snapshot_cache import fill, pins_of, print_results
+from benchmarks.snapshot_cache import fill, pins_of, print_results
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUND_1_CASES = ROOT / "tests" / "data" / "upstream" / "cases.yaml"
@@ -52,7 +53,7 @@ def _suite(value: object) -> object:
     return {key: value.get(key) for key in ("status", "passed", "failed", "skipped")}
 
 
-def differences(replayed: dict, published: dict) -> list[str]:
+def differences(replayed: dict[str, Any], published: dict[str, Any]) -> list[str]:
     """Each field where a replayed record differs from the published one, with both values."""
     out = []
     if replayed.get("tier") != published.get("tier"):
