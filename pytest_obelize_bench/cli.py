@@ -33,9 +33,13 @@ def _print_problems(problems: Sequence[str], out: TextIO) -> None:
 
 def check_cases(path: Path, out: TextIO) -> int:
     """Print yes/NO for every rule of the protocol, then each problem; exit 1 on any NO."""
-    from pytest_obelize_bench.casefile.rules import RULES
+    from pytest_obelize_bench.casefile.cases import Problem
+    from pytest_obelize_bench.casefile.rules import RULES, control_set_problems
 
     case_file, problems = check_case_file(path)
+    if case_file is not None:
+        found = control_set_problems(case_file.round, case_file.cases)
+        problems = [*problems, *(Problem(rule, f"{path}: {text}") for rule, text in found)]
     broken = {problem.rule for problem in problems}
     for rule, text in RULES.items():
         print(f"{'NO ' if rule in broken else 'yes'}  {text}", file=out)

@@ -30,9 +30,39 @@ def test_check_cases_is_all_yes_on_the_shipped_file() -> None:
     lines = text.splitlines()
     from pytest_obelize_bench.casefile.rules import RULES
 
-    assert sum(line.startswith("yes  ") for line in lines) == len(RULES) == 20
+    assert sum(line.startswith("yes  ") for line in lines) == len(RULES) == 21
     assert not any(line.startswith("NO ") for line in lines)
-    assert "round 2, 20 cases, 3 controls" in text
+    assert "round 2, 20 cases, 4 controls" in text
+
+
+CONTROL_SET = "the controls hold every shape, the documentation-only one among them"
+
+
+def test_check_cases_wants_the_documentation_only_control_from_round_2_on(tmp_path: Path) -> None:
+    data = yaml.safe_load(CASES.read_text(encoding="utf-8"))
+    data["controls"] = [c for c in data["controls"] if c["control"] != "docs-mention"]
+    path = tmp_path / "cases.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    code, text = run("check-cases", str(path))
+    assert code == 1
+    assert f"NO   from round 2 on, {CONTROL_SET}" in text
+    assert (
+        f"{path}: controls: expected one that names the SDK only in documentation (control: docs-mention), "
+        "found none that is not retired"
+    ) in text
+    # a retired documentation-only control does not count
+    data["controls"] = yaml.safe_load(CASES.read_text(encoding="utf-8"))["controls"]
+    data["controls"][-1]["retired"] = {"reason": "gone", "round": 2}
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    code, text = run("check-cases", str(path))
+    assert code == 1 and "(control: docs-mention)" in text
+
+
+def test_round_1_published_with_three_controls_is_not_held_to_the_control_set() -> None:
+    code, text = run("check-cases", str(PROJECT / "tests" / "data" / "upstream" / "cases.yaml"))
+    assert code == 0, text
+    assert f"yes  from round 2 on, {CONTROL_SET}" in text
+    assert "round 1, 20 cases, 3 controls" in text
 
 
 def test_check_cases_says_no_to_the_broken_rule(tmp_path: Path) -> None:

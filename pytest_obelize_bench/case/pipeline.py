@@ -260,6 +260,7 @@ def build_record(run: CaseRun) -> Record:
         obelize_version=tool.get("version"),
         obelize_commit=tool.get("commit"),
         obelize_tree_dirty=tool.get("tree_dirty"),
+        obelize_exclude_newer=tool.get("exclude_newer_tool"),
         pack=case.pack,
         pack_sha256=pack.get("pack_sha256"),
         spec_sha256=pack.get("spec_sha256"),

@@ -53,6 +53,7 @@ RULES: dict[str, str] = {
     "tests_cover_change": "tests_cover_change is true only with a test_cmd",
     "must_not_report": "every must_not_report row gives a reason",
     "control_shape": "every control has a control shape",
+    "control_set": "from round 2 on, the controls hold every shape, the documentation-only one among them",
     "reviewed": "every row names a reviewer and an ISO review date",
     "retired": "a retired case is kept with a reason",
     "safe_names": "ids and full_name halves are safe folder names ([A-Za-z0-9._-], no leading dot, no ..); "
@@ -217,6 +218,25 @@ def fixture_row_problems(row: FixtureRow, directory_name: str) -> Found:
     yield from _pack(row.provider, row.change)
     yield from _commands(row.install, row.test_cmd)
     yield from _ground_truth(row.ground_truth, row.test_cmd)
+
+
+#: The first round whose controls must hold every shape; round 1 was published with three.
+CONTROL_SET_FROM_ROUND = 2
+
+
+def control_set_problems(round_number: int, cases: Sequence[Case]) -> Found:
+    """The protocol's four controls: one of each shape, the documentation-only one among them.
+
+    ``check-cases`` asks it of a whole case file; loading a file for a run does not, so a test or
+    partial case file still runs.  Round 1, published with three controls, is not held to it.
+    """
+    if round_number < CONTROL_SET_FROM_ROUND:
+        return
+    present = {case.control_shape for case in cases if case.control and case.retired is None}
+    for shape in CONTROL_SHAPES:
+        if shape not in present:
+            what = "one that names the SDK only in documentation" if shape == "docs-mention" else "one"
+            yield "control_set", f"controls: expected {what} (control: {shape}), found none that is not retired"
 
 
 def file_problems(head: _FileHead, cases: Sequence[Case]) -> Found:

@@ -120,6 +120,8 @@ class Provenance(_Model):
     """its commit, for a source checkout"""
     obelize_tree_dirty: bool | None = None
     """whether that checkout had uncommitted changes"""
+    obelize_exclude_newer: str | None = None
+    """the cutoff the named obelize release was exempted to, beside exclude_newer for its dependencies"""
     pack: str | None = None
     """the pack that ran"""
     pack_sha256: str | None = None
@@ -237,8 +239,9 @@ def read_record(path: Path) -> Record:
     return parse_record(text, str(path))
 
 
-#: The JSON files a round folder holds beside its records.
-NOT_RECORDS = frozenset({"summary.json", "publication.json"})
+#: Files of a round or run folder that are not records: a published round's summary and
+#: publication note, and a run folder's manifest (``records/runs.py``).
+NOT_RECORDS = frozenset({"summary.json", "publication.json", "run.json"})
 
 
 def repeat_stems(names: Iterable[str], case_ids: Iterable[str] | None = None) -> dict[str, str]:

@@ -175,7 +175,9 @@ class Controller:
                 round=int(self.context.round or 0),
                 selection=self._selection(),
                 cases_expected=expected_cases(case_file, int(self.context.round or 0)),
-                tool={key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source")},
+                tool={
+                    key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source", "exclude_newer_tool")
+                },
                 packs=dict(self.context.packs),
                 exclude_newer=self.context.exclude_newer,
                 interpreter_policy=self.context.interpreter_policy,

@@ -29,6 +29,10 @@ class ToolInfo:
     tree_dirty: bool | None
     source: Source
     spec: str | None
+    #: The upload cutoff the named release was exempted to (``--exclude-newer-package``) while its
+    #: dependencies resolved as of the round's ``exclude_newer``; null for an installed obelize, a
+    #: source checkout, or a venv built with no cutoff.
+    exclude_newer_tool: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -53,6 +57,7 @@ class ToolInfo:
             and (data["tree_dirty"] is None or isinstance(data["tree_dirty"], bool))
             and data["source"] in ("installed", "requirement", "checkout")
             and (data["spec"] is None or isinstance(data["spec"], str))
+            and (data["exclude_newer_tool"] is None or isinstance(data["exclude_newer_tool"], str))
         )
         if not ok:
             raise ToolError("tool info has a field of the wrong type")

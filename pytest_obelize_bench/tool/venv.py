@@ -15,7 +15,16 @@ as JSON.  Three sources:
 A tool venv is kept across sessions under a folder named for its key: the spec, the install's
 ``exclude_newer`` (the round's, so the tool's dependencies resolve as of the same cutoff as every
 other install) and the harness interpreter.  The same key finds the same venv and installs
-nothing; a different cutoff builds a venv of its own beside it.  A marker written last says the
+nothing; a different cutoff builds a venv of its own beside it.
+
+The release a requirement names is exempt from the cutoff: every obelize release may postdate
+the round being replayed (round 1's cutoff is older than obelize 0.1.0).  Its install passes
+``--exclude-newer-package obelize=<moment>``, the moment the venv was first built, so the named
+release resolves as of then while every dependency still resolves as of the cutoff.  The spec
+pins one release, so any moment after its upload installs the same files; the moment is kept in
+the venv's marker (``exclude_newer_tool``), reported in the tool's provenance beside the cutoff,
+and taken over unchanged when a later session reuses the venv.  Only the tool venv's install is
+exempted: a case's own installs see ``UV_EXCLUDE_NEWER`` alone.  A marker written last says the
 build finished; creation is serialised with a lock file, so xdist workers or two sessions never
 build one venv at once.
 
@@ -33,6 +42,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -134,6 +144,7 @@ def _info(
     spec: str | None,
     commit: str | None = None,
     tree_dirty: bool | None = None,
+    exclude_newer_tool: str | None = None,
 ) -> ToolInfo:
     version = answer.get("module_version") or answer.get("version")
     if not isinstance(version, str) or not version:
@@ -147,6 +158,7 @@ def _info(
         tree_dirty=tree_dirty,
         source=source,
         spec=spec,
+        exclude_newer_tool=exclude_newer_tool,
     )
 
 
@@ -187,19 +199,48 @@ def _remove(venv: Path) -> None:
         shutil.rmtree(venv)
 
 
-def _ensure_venv(venv: Path, marker: Mapping[str, Any], install: Sequence[str], *, what: str) -> str:
-    """The python of ``venv`` built to ``marker``: reused if its marker matches, else rebuilt.
+#: The marker's field naming the moment the named release was exempted to.
+EXEMPT_FIELD = "exclude_newer_tool"
 
-    Holds ``<venv>.lock`` while it looks and builds.  The marker is written last, so a venv whose
-    build was interrupted is never reused.  ``marker["exclude_newer"]``, when set, is the cutoff
-    the install resolves at.
+
+def utc_moment() -> str:
+    """Now, as uv reads a cutoff: ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def exempt_argv(cutoff: str | None, exempt: str | None, moment: str | None) -> list[str]:
+    """uv's cutoff options for a tool venv: the round's cutoff, and the named release's exemption."""
+    if not cutoff:
+        return []
+    argv = ["--exclude-newer", str(cutoff)]
+    if exempt and moment:
+        argv += ["--exclude-newer-package", f"{exempt}={moment}"]
+    return argv
+
+
+def _ensure_venv(
+    venv: Path, marker: Mapping[str, Any], install: Sequence[str], *, what: str, exempt: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The python of ``venv`` built to ``marker``, and the marker it was built to.
+
+    Reused if its marker matches, else rebuilt.  Holds ``<venv>.lock`` while it looks and builds.
+    The marker is written last, so a venv whose build was interrupted is never reused.
+    ``marker["exclude_newer"]``, when set, is the cutoff the install resolves at; with ``exempt``
+    (a distribution name) that distribution is exempt from it, as of the moment a kept venv's
+    marker names (``exclude_newer_tool``) or, for a new build, now.
     """
     root = venv.parent
     root.mkdir(parents=True, exist_ok=True)
     python = _venv_python(venv)
+    wanted = dict(marker)
     with exclusive_lock(root / f"{venv.name}.lock"):
-        if read_marker(venv) == dict(marker) and python.exists():
-            return os.fspath(python)
+        found = read_marker(venv)
+        if exempt and wanted.get("exclude_newer"):
+            kept = found.get(EXEMPT_FIELD) if found is not None else None
+            same = found is not None and {k: v for k, v in found.items() if k != EXEMPT_FIELD} == wanted
+            wanted[EXEMPT_FIELD] = kept if same and isinstance(kept, str) and kept else utc_moment()
+        if found == wanted and python.exists():
+            return os.fspath(python), wanted
         _remove(venv)
         home = root / "home"
         home.mkdir(exist_ok=True)
@@ -215,8 +256,7 @@ def _ensure_venv(venv: Path, marker: Mapping[str, Any], install: Sequence[str], 
         )
         if made.timed_out or made.exit_code != 0:
             raise ToolError(f"{what}: uv venv failed (exit {made.exit_code}): {_last_line(made.output)}")
-        cutoff = marker.get("exclude_newer")
-        pinned = ["--exclude-newer", str(cutoff)] if cutoff else []
+        pinned = exempt_argv(wanted.get("exclude_newer"), exempt, wanted.get(EXEMPT_FIELD))
         done = _execute(
             [uv, "pip", "install", "--python", os.fspath(python), *pinned, *install],
             timeout=TOOL_INSTALL_S,
@@ -228,8 +268,8 @@ def _ensure_venv(venv: Path, marker: Mapping[str, Any], install: Sequence[str], 
             raise ToolError(f"{what}: uv pip install outlasted {TOOL_INSTALL_S:g}s")
         if done.exit_code != 0:
             raise ToolError(f"{what}: uv pip install failed (exit {done.exit_code}): {_last_line(done.output)}")
-        _write_marker(venv, marker)
-        return os.fspath(python)
+        _write_marker(venv, wanted)
+        return os.fspath(python), wanted
 
 
 def venv_key(spec: str, exclude_newer: str | None, **more: str) -> dict[str, Any]:
@@ -289,9 +329,9 @@ def _resolve_requirement(spec: str, tool_root: Path, exclude_newer: str | None) 
     canonical = f"obelize=={pinned}"
     key = venv_key(canonical, exclude_newer)
     venv = tool_root / f"obelize-{pinned}-{key_digest(key)}"
-    python = _ensure_venv(venv, key, [canonical], what=spec)
+    python, built = _ensure_venv(venv, key, [canonical], what=spec, exempt="obelize")
     answer = _probe(python, cwd=tool_root, log=tool_root / "logs" / f"{venv.name}.probe.log")
-    info = _info(python, answer, source="requirement", spec=spec)
+    info = _info(python, answer, source="requirement", spec=spec, exclude_newer_tool=built.get(EXEMPT_FIELD))
     try:
         if Version(info.version) != pinned:
             raise ToolError(f"{spec}: the tool venv imports obelize {info.version}")
@@ -313,7 +353,7 @@ def _resolve_checkout(spec: str, tool_root: Path, exclude_newer: str | None) -> 
     venv = tool_root / f"checkout-{key_digest(venv_key(os.fspath(path), exclude_newer))}"
     project_sha = hashlib.sha256(pyproject.read_bytes()).hexdigest()
     marker = venv_key(os.fspath(path), exclude_newer, pyproject_sha256=project_sha)
-    python = _ensure_venv(venv, marker, ["--editable", os.fspath(path)], what=spec)
+    python, _ = _ensure_venv(venv, marker, ["--editable", os.fspath(path)], what=spec)
     answer = _probe(python, cwd=tool_root, log=tool_root / "logs" / f"{venv.name}.probe.log")
     imported = Path(str(answer["file"])).resolve()
     if not imported.is_relative_to(package.resolve()):
@@ -384,13 +424,16 @@ def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
 
 
 __all__ = [
+    "EXEMPT_FIELD",
     "MARKER",
     "PACK_PROGRAM",
     "PROBE_PROGRAM",
+    "exempt_argv",
     "install_environment",
     "key_digest",
     "pack_provenance",
     "read_marker",
     "resolve_tool",
+    "utc_moment",
     "venv_key",
 ]

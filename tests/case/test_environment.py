@@ -10,12 +10,14 @@ import re
 import subprocess
 import sys
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case import environment
+from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import (
     Interpreter,
     case_environment,
@@ -33,8 +35,9 @@ from pytest_obelize_bench.case.environment import (
     uv_version,
     validate_exclude_newer,
 )
+from pytest_obelize_bench.case.kinds import RepositoryCase
 from pytest_obelize_bench.isolation.elide import Elider
-from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
+from pytest_obelize_bench.isolation.executor import Completed, ProcessExecutor, step_environment
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
 from pytest_obelize_bench.isolation.workspace import prepare_workspace
@@ -462,3 +465,66 @@ def test_case_environment_activates_the_venv(tmp_path: Path) -> None:
         "HOME": "/h",
         "VIRTUAL_ENV": str(tmp_path / ".venv"),
     }
+
+
+# -- the tool's cutoff exemption never reaches a case's own installs ---------------------------
+
+
+class _Answering:
+    """A fake executor: records every step's argv and environment, and prints ``answer``."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.calls: list[tuple[list[str], dict[str, str]]] = []
+
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path) -> Completed:
+        self.calls.append((list(argv), dict(env)))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        header = "$ step\n\n"
+        log.write_text(header + self.answer + "\n")
+        return Completed(0, 0.01, False, None, False, log, len(header))
+
+
+def test_a_case_install_never_carries_the_tools_cutoff_exemption(tmp_path: Path) -> None:
+    """The round's tool was installed with ``--exclude-newer-package obelize=...``; a case sees the cutoff alone."""
+    cutoff = "2026-09-29T00:00:00Z"
+    context = RoundContext(
+        mode="round",
+        round=1,
+        project_root=str(tmp_path),
+        cases_path=str(tmp_path / "cases.yaml"),
+        fixtures_dir=str(tmp_path),
+        results_dir=str(tmp_path / "results"),
+        work_root=str(tmp_path / "work"),
+        exclude_newer=cutoff,
+        tool={"version": "0.1.0", "source": "requirement", "exclude_newer_tool": "2026-12-03T10:00:00Z"},
+    )
+    # even a machine whose environment names an exemption passes none to a step
+    machine = {"PATH": os.environ.get("PATH", ""), "UV_EXCLUDE_NEWER_PACKAGE": "obelize=2099-01-01T00:00:00Z"}
+    env = step_environment(machine, home=tmp_path / "home", extra=RepositoryCase().step_variables(context))
+    assert env["UV_EXCLUDE_NEWER"] == cutoff
+    assert not any("EXCLUDE_NEWER_PACKAGE" in name for name in env)
+
+    executor = _Answering("0.8.6")
+    runner = StepRunner(
+        executor,
+        logs=tmp_path / "logs",
+        elider=Elider([("<case>", tmp_path)]),
+        env=env,
+        cwd=tmp_path,
+    )
+    for offline in (False, True):
+        install_pinned(
+            runner,
+            number=4,
+            name="install-from",
+            distribution="google-generativeai",
+            version="0.8.6",
+            interpreter=tmp_path / "python",
+            offline=offline,
+        )
+    assert executor.calls
+    for argv, step_env in executor.calls:
+        assert not any(arg.startswith("--exclude-newer") for arg in argv), argv
+        assert step_env["UV_EXCLUDE_NEWER"] == cutoff
+        assert not any("EXCLUDE_NEWER_PACKAGE" in name for name in step_env)

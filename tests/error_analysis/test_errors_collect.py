@@ -16,6 +16,7 @@ from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.error_analysis.collected import read_collected
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record
+from pytest_obelize_bench.records.runs import RunManifest, write_manifest
 
 PACK = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
 PROJECT = Path(__file__).resolve().parents[2]
@@ -151,6 +152,8 @@ def test_collect_from_one_run_of_the_round(tmp_path: Path) -> None:
     results = tmp_path / "results"
     run = results / "round-3" / "runs" / "20261203T1000Z-a"
     store(run, "ann__one", record("ann__one"), facts())
+    # every run folder holds its manifest beside the records; the collect reads past it
+    write_manifest(run, RunManifest(run="20261203T1000Z-a", round=3, cases_expected=["ann__one"]))
     code, out = collect(results, "--run", "20261203T1000Z-a")
     assert code == 0, out
     assert list(read_collected(results / "errors" / "round-3.json").cases) == ["ann__one"]
