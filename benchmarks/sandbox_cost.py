@@ -93,7 +93,12 @@ def main(count: int = 20) -> None:
                 for mode, executor in executors.items():
                     started = time.perf_counter()
                     done = executor.run(
-                        argv, cwd=space.checkout, env=env, timeout=120, log=space.logs / "01-baseline.log"
+                        argv,
+                        cwd=space.checkout,
+                        env=env,
+                        timeout=120,
+                        log=space.logs / "01-baseline.log",
+                        step="baseline",
                     )
                     elapsed = time.perf_counter() - started
                     if done.exit_code != 0:

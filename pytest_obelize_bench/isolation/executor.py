@@ -97,6 +97,7 @@ class Executor(Protocol):
         env: Mapping[str, str],
         timeout: float,
         log: Path,
+        step: str = "",
     ) -> Completed: ...
 
 
@@ -146,13 +147,14 @@ class OfflineExecutor:
         env: Mapping[str, str],
         timeout: float,
         log: Path,
+        step: str = "",
     ) -> Completed:
         """Run ``argv`` through the inner executor, or raise ``ProgramRefused``."""
         if not argv:
             raise ProgramRefused("(nothing)")
         if os.fspath(argv[0]) != self.allowed:
             raise ProgramRefused(os.fspath(argv[0]))
-        return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
+        return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log, step=step)
 
 
 class ProcessExecutor:
@@ -190,6 +192,7 @@ class ProcessExecutor:
         env: Mapping[str, str],
         timeout: float,
         log: Path,
+        step: str = "",
     ) -> Completed:
         """Run ``argv`` to completion (or timeout) and return what it left."""
         args = [os.fspath(arg) for arg in argv]

@@ -32,7 +32,6 @@ code.  Any other step name runs inside with the strictest policy, so a new step 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -70,8 +69,6 @@ SYSTEM_HIDDEN: tuple[str, ...] = ("/run", "/etc/ssh")
 #: as root would otherwise read them as their owner.
 SYSTEM_MASKED: tuple[str, ...] = ("/etc/shadow", "/etc/gshadow")
 
-_LOG_NAME = re.compile(r"\d+-(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\.log")
-
 
 def _depth(path: Path) -> tuple[int, str]:
     return len(path.parts), os.fspath(path)
@@ -83,15 +80,6 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
         if path not in seen:
             seen.append(path)
     return sorted(seen, key=_depth)
-
-
-def step_name_of(log: Path) -> str:
-    """The step name in a log file name ``NN-<name>.log`` (``StepRunner.next_log``'s form).
-
-    A name that does not parse is ``""``, which no policy treats as outside or as an install.
-    """
-    match = _LOG_NAME.fullmatch(Path(log).name)
-    return match["name"] if match else ""
 
 
 def _real(path: str | os.PathLike[str]) -> Path:
@@ -217,16 +205,20 @@ class SandboxExecutor:
         env: Mapping[str, str],
         timeout: float,
         log: Path,
+        step: str = "",
     ) -> Completed:
-        """Run ``argv`` inside the sandbox (or outside, for fetch and venv)."""
-        policy = policy_for(self.layout, step_name_of(log), self._interpreter())
+        """Run step ``step``'s ``argv`` inside the sandbox (or outside, for fetch and venv).
+
+        The step's name decides its policy; a caller that names none gets the strictest one.
+        """
+        policy = policy_for(self.layout, step, self._interpreter())
         if policy is None:
-            return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
+            return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log, step=step)
         inside = {**env, "TMPDIR": os.fspath(self.layout.tmp)}
         for path in (self.layout.tmp, self.layout.home, *(p for p in self.layout.caches if p in policy.writable)):
             path.mkdir(parents=True, exist_ok=True)
         wrapped = bwrap_argv(self.program, policy, argv, cwd=Path(cwd), env=inside)
-        return self.inner.run(wrapped, cwd=cwd, env=inside, timeout=timeout, log=log)
+        return self.inner.run(wrapped, cwd=cwd, env=inside, timeout=timeout, log=log, step=step)
 
 
 # -- a case's layout, from what the harness knows --------------------------------------------
@@ -349,5 +341,4 @@ __all__ = [
     "policy_for",
     "probe_bwrap",
     "provenance_label",
-    "step_name_of",
 ]

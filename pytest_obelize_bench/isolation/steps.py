@@ -135,6 +135,7 @@ class StepRunner:
                 env=self.env if env is None else env,
                 timeout=timeout,
                 log=log,
+                step=name,
             )
         except ProgramRefused as refused:
             self.steps.append(Step(int(number), name, shown, LAUNCH_FAILED_EXIT, 0.0, False))

@@ -67,10 +67,12 @@ class PolicyExecutor:
     def __init__(self, inner: Executor, *, program: str, policy: Policy, tmp: Path) -> None:
         self.inner, self.program, self.policy, self.tmp = inner, program, policy, tmp
 
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path) -> Completed:
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path, step: str = ""
+    ) -> Completed:
         inside = {**env, "TMPDIR": os.fspath(self.tmp)}
         wrapped = bwrap_argv(self.program, self.policy, argv, cwd=Path(cwd), env=inside)
-        return self.inner.run(wrapped, cwd=cwd, env=inside, timeout=timeout, log=log)
+        return self.inner.run(wrapped, cwd=cwd, env=inside, timeout=timeout, log=log, step=step)
 
 
 @dataclass

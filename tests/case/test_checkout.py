@@ -152,15 +152,17 @@ class LyingHead:
     def __init__(self) -> None:
         self.inner = ProcessExecutor()
 
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path) -> Completed:
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path, step: str = ""
+    ) -> Completed:
         if list(argv[-2:]) == ["rev-parse", "HEAD"]:
-            done = self.inner.run(["git", "--version"], cwd=cwd, env=env, timeout=timeout, log=log)
+            done = self.inner.run(["git", "--version"], cwd=cwd, env=env, timeout=timeout, log=log, step=step)
             with open(log, "r+b") as handle:
                 handle.seek(done.output_offset)
                 handle.truncate()
                 handle.write(b"f" * 40 + b"\n")
             return done
-        return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log)
+        return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log, step=step)
 
 
 def test_a_head_other_than_the_pin_is_fetch_failed(tmp_path: Path, origin: tuple[GitRepo, str, str]) -> None:

@@ -477,7 +477,9 @@ class _Answering:
         self.answer = answer
         self.calls: list[tuple[list[str], dict[str, str]]] = []
 
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path) -> Completed:
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path, step: str = ""
+    ) -> Completed:
         self.calls.append((list(argv), dict(env)))
         log.parent.mkdir(parents=True, exist_ok=True)
         header = "$ step\n\n"

@@ -321,7 +321,7 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def run(self, argv, *, cwd, env, timeout, log):  # type: ignore[no-untyped-def]
+    def run(self, argv, *, cwd, env, timeout, log, step=""):  # type: ignore[no-untyped-def]
         self.calls.append(list(argv))
         log.write_text("")
         return Completed(0, 0.0, False, None, False, log, 0)

@@ -45,7 +45,6 @@ from pytest_obelize_bench.isolation.sandbox import (
     policy_for,
     probe_bwrap,
     provenance_label,
-    step_name_of,
 )
 from pytest_obelize_bench.isolation.steps import StepRunner
 from tests.helpers.sandbox import bwrap_probe
@@ -205,19 +204,24 @@ def test_the_fixtures_pass_has_no_network_at_any_step(tmp_path: Path) -> None:
         assert policy is not None and policy.network is False
 
 
-def test_step_names_are_read_from_the_runners_log_names(tmp_path: Path) -> None:
+def test_the_runner_tells_the_executor_which_step_it_runs(tmp_path: Path) -> None:
     seen: list[str] = []
 
     class Recorder:
-        def run(self, argv: object, *, cwd: Path, env: object, timeout: float, log: Path) -> Completed:
-            seen.append(step_name_of(log))
+        def run(self, argv: object, *, cwd: Path, env: object, timeout: float, log: Path, step: str = "") -> Completed:
+            seen.append(step)
             return Completed(0, 0.0, False, None, False, log, 0)
 
     runner = StepRunner(Recorder(), logs=tmp_path, elider=Elider([]), env={}, cwd=tmp_path)
     for name in ("fetch", "install-from-check", "baseline", "after"):
         runner.run(1, name, ["x"], timeout=1)
     assert seen == ["fetch", "install-from-check", "baseline", "after"]
-    assert step_name_of(tmp_path / "notes.txt") == ""
+
+
+def test_a_step_with_no_name_gets_the_strictest_policy(tmp_path: Path) -> None:
+    policy = policy_for(layout(tmp_path, offline=False, suites_network=True), "")
+    assert policy is not None and policy.network is False
+    assert not set(layout(tmp_path, offline=False, suites_network=True).caches) & set(policy.writable)
 
 
 def test_a_planted_symlink_exposes_no_folder(tmp_path: Path) -> None:
@@ -357,7 +361,9 @@ def sandbox(tmp_path: Path, **overrides: object) -> tuple[SandboxExecutor, CaseL
 
 def run_python(executor: SandboxExecutor, made: CaseLayout, env: dict[str, str], name: str, code: str) -> Completed:
     log = made.checkout.parent / "case.logs" / f"05-{name}.log"
-    return executor.run([sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=60, log=log)
+    return executor.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=60, log=log, step=name
+    )
 
 
 @needs_bwrap
@@ -526,7 +532,9 @@ def test_a_step_that_outlasts_its_timeout_takes_its_daemons_with_it(tmp_path: Pa
     time.sleep(60)
     """
     log = made.checkout.parent / "case.logs" / "05-baseline.log"
-    done = executor.run([sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=1.5, log=log)
+    done = executor.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=1.5, log=log, step="baseline"
+    )
     assert done.timed_out and done.exit_code == 124
     size = beat.stat().st_size
     time.sleep(0.5)

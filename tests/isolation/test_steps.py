@@ -30,8 +30,9 @@ class Scripted:
         env: Mapping[str, str],
         timeout: float,
         log: Path,
+        step: str = "",
     ) -> Completed:
-        self.calls.append({"argv": list(argv), "cwd": cwd, "env": dict(env), "log": log})
+        self.calls.append({"argv": list(argv), "cwd": cwd, "env": dict(env), "log": log, "step": step})
         exit_code, timed_out, launch = self.answers.pop(0) if self.answers else (0, False, None)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("$ x\n\nout\n")

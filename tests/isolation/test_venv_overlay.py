@@ -111,7 +111,12 @@ def test_an_overlay_write_reaches_no_other_case_nor_the_template(tmp_path: Path)
         log.parent.mkdir(parents=True, exist_ok=True)
         env = step_environment(os.environ, home=made.home)
         done = executor.run(
-            [sys.executable, "-c", code, str(made.venv), case], cwd=made.checkout, env=env, timeout=60, log=log
+            [sys.executable, "-c", code, str(made.venv), case],
+            cwd=made.checkout,
+            env=env,
+            timeout=60,
+            log=log,
+            step="baseline",
         )
         assert done.exit_code == 0, done.output()
         outputs[case] = done.output().split()[-2:]
