@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_obelize_bench.isolation.reachability import EXIT_PREFLIGHT as _EXIT_PREFLIGHT
+
 #: category, letter, word and colour of each tier in the terminal.
 TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
     "verified_success": ("V", "VERIFIED_SUCCESS", {"green": True, "bold": True}),
@@ -27,7 +29,7 @@ REPORT_CHAR = "T"
 #: the exit status of a session in which a case reached a tier named by --bench-fail-on.
 EXIT_TIER_GATE = 6
 #: the exit status of a round stopped by its preflight (nothing ran).
-EXIT_PREFLIGHT = 4
+EXIT_PREFLIGHT = _EXIT_PREFLIGHT
 
 
 @dataclass(frozen=True)

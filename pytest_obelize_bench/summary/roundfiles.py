@@ -235,6 +235,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         apply_measurements,
         check_measurements,
         measurement_charts,
+        measurement_problems,
     )
     from pytest_obelize_bench.promotion.decision_chart import decision_charts
     from pytest_obelize_bench.promotion.decision_list import (
@@ -263,6 +264,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
             print(f"obelize-bench summarize: {line}", file=stream)
         return 1
     problems = [problem for round_ in loaded.values() for problem in round_.problems]
+    problems += measurement_problems(results_dir)
     unknown = [path for round_ in loaded.values() for path in round_.unknown]
     if check:
         for problem in problems:
