@@ -17,6 +17,7 @@ from pytest_obelize_bench.grading.record import RecordError, parse_record, repea
 from pytest_obelize_bench.records.publication_note import (
     Publication,
     expected_cases,
+    owner_refusal,
     sha256_text,
 )
 from pytest_obelize_bench.records.published import (
@@ -27,6 +28,7 @@ from pytest_obelize_bench.records.published import (
 )
 from pytest_obelize_bench.records.runs import (
     IMPORTED_KIND,
+    case_file_ref,
     incomplete_reasons,
     infrastructure_errors,
     read_manifest,
@@ -54,14 +56,22 @@ def publish_run(
     run_id: str,
     *,
     allow_infrastructure_errors: bool = False,
+    results_given: bool = True,
 ) -> Outcome:
     """Publish run ``run_id``'s records as round ``round_number``, or say why it may not be.
+
+    ``results_given`` says the results folder was chosen on purpose; when it was not, a folder
+    holding another case file's rounds is refused (``owner_refusal``).
 
     The results document is the caller's to rewrite afterwards (``summary.roundfiles.publish_round``):
     records sit below the report, so publishing never renders it.
     """
     results = Path(results)
     folder = run_folder(results, round_number, run_id)
+    ref = case_file_ref(case_file.path, results)
+    refused = owner_refusal(results, round_number, ref, results_given=results_given)
+    if refused is not None:
+        return Outcome(False, [f"run {run_id} is not published: {refused}"])
     try:
         manifest = read_manifest(folder)
     except RecordError as exc:
@@ -107,6 +117,7 @@ def publish_run(
         infrastructure_errors=len(infra),
         with_infrastructure_errors=bool(infra),
         reruns=[rerun.model_dump(mode="json") for rerun in manifest.reruns],
+        case_file=ref,
     )
     write_atomically(round_folder / PUBLICATION_NAME, note.to_json())
     lines = [f"run {run_id} published as round {round_number}: {len(found.texts)} records in {round_folder}"]

@@ -188,9 +188,17 @@ def publish_round(
     run_id: str,
     *,
     allow_infrastructure_errors: bool = False,
+    results_given: bool = True,
 ) -> Outcome:
     """Publish a run as round ``n`` (``records.publication``), then rewrite the round's document."""
-    outcome = publish_run(results_dir, case_file, n, run_id, allow_infrastructure_errors=allow_infrastructure_errors)
+    outcome = publish_run(
+        results_dir,
+        case_file,
+        n,
+        run_id,
+        allow_infrastructure_errors=allow_infrastructure_errors,
+        results_given=results_given,
+    )
     if outcome.published:
         document, _ = write_round_outputs(results_dir, case_file, n)
         outcome.lines.append(f"summary: {document}")
