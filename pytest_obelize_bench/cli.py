@@ -130,6 +130,7 @@ def _run_command(args: argparse.Namespace, results: Path, out: TextIO) -> int:
             default,
             with_infra_errors=args.with_infra_errors,
             results_given=args.results is not None,
+            wait=args.wait,
             out=out,
         )
     return runcommands.show(
@@ -213,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--with-infra-errors",
         action="store_true",
         help="publish even though some cases errored for infrastructure reasons (the document says how many)",
+    )
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long to wait for another publisher of the round before giving up (default: %(default)s)",
     )
     _add_paths(p, from_run=True)
     p = sub.add_parser("show", help="explain one case's record: tier and why, steps, logs, unmigrated rows, patch")

@@ -213,6 +213,7 @@ def publish(
     *,
     with_infra_errors: bool,
     results_given: bool,
+    wait: float,
     out: TextIO,
 ) -> int:
     from pytest_obelize_bench.summary.roundfiles import publish_round
@@ -226,6 +227,7 @@ def publish(
         run.run_id,
         allow_infrastructure_errors=with_infra_errors,
         results_given=results_given,
+        wait=wait,
     )
     _say(outcome.lines, out)
     return 0 if outcome.published else 1
@@ -238,7 +240,17 @@ def regrade(results: Path, round_number: int, given: Path | None, default: Path,
         results, published_case_file(results, round_number), given, default, f"round {round_number}"
     )
     _say(lines, out)
-    return regrade_round(results, path, round_number, write=write, out=out)
+    if not write:
+        return regrade_round(results, path, round_number, write=write, out=out)
+    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
+    from pytest_obelize_bench.records.published import LOCK_NAME
+
+    try:  # a rewrite of the round's records is a publication: one at a time
+        with holder_lock(Path(results) / f"round-{round_number}" / LOCK_NAME, f"round {round_number}"):
+            return regrade_round(results, path, round_number, write=write, out=out)
+    except LockBusy as exc:
+        print(f"obelize-bench regrade: {exc}", file=out)
+        return 1
 
 
 __all__ = ["compare", "list_runs_report", "publish", "regrade", "show"]
