@@ -73,24 +73,49 @@ class Rerun(_Model):
     replaced: list[Replaced] = []
 
 
+def portable_path(path: Path, results: Path) -> str:
+    """``path`` as a published file may name it: relative to the results folder's parent (the
+    project) when inside it, else under ``<tmp>`` or ``~``; never this machine's absolute path when
+    one of those fits."""
+    import tempfile
+
+    path = Path(path).resolve()
+    for base, label in (
+        (Path(results).resolve().parent, ""),
+        (Path(tempfile.gettempdir()).resolve(), "<tmp>/"),
+        (Path.home().resolve(), "~/"),
+    ):
+        if path.is_relative_to(base):
+            return label + path.relative_to(base).as_posix()
+    return str(path)
+
+
+def resolve_portable(text: str, results: Path) -> Path:
+    """The path ``portable_path`` wrote, on this machine."""
+    import tempfile
+
+    if text.startswith("<tmp>/"):
+        return Path(tempfile.gettempdir()) / text.removeprefix("<tmp>/")
+    if text.startswith("~/"):
+        return Path.home() / text.removeprefix("~/")
+    path = Path(text)
+    return path if path.is_absolute() else Path(results).resolve().parent / path
+
+
 class CaseFileRef(_Model):
-    """The case file a run ran from: its path (relative to the results folder's parent when it is
-    inside it, so a clone elsewhere reads the same) and the sha256 of its bytes."""
+    """The case file a run ran from: its path (``portable_path``) and the sha256 of its bytes."""
 
     path: str
     sha256: str
 
     def resolve(self, results: Path) -> Path:
-        path = Path(self.path)
-        return path if path.is_absolute() else Path(results).resolve().parent / path
+        return resolve_portable(self.path, results)
 
 
 def case_file_ref(case_file: Path, results: Path) -> CaseFileRef:
     """The reference a run and a publication record for ``case_file``."""
     path = Path(case_file).resolve()
-    base = Path(results).resolve().parent
-    shown = path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)
-    return CaseFileRef(path=shown, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    return CaseFileRef(path=portable_path(path, results), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 class RunManifest(_Model):
@@ -383,11 +408,13 @@ __all__ = [
     "list_runs",
     "machine_class",
     "new_run_id",
+    "portable_path",
     "read_manifest",
     "read_run_records",
     "replaced_attempts",
     "rerun_cases",
     "rerun_entry",
+    "resolve_portable",
     "run_folder",
     "runs_root",
     "sandbox_of",

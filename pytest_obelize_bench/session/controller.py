@@ -75,8 +75,12 @@ class Controller:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.run_dir is None:
             return
-        from pytest_obelize_bench.session.runlife import keep_resumed, open_manifest
+        from pytest_obelize_bench.session.runlife import keep_resumed, open_manifest, recover
 
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        for line in recover(self):
+            if terminal is not None:
+                terminal.write_line(f"obelize-bench: {line}", yellow=True)
         open_manifest(self)
         if self.kept:  # hook: resume
             keep_resumed(self)

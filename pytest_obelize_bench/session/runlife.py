@@ -95,6 +95,26 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     ctl.run_dir = folder
 
 
+def recover(ctl: Controller) -> list[str]:
+    """Finish a publication of this round that a killed process left half-done (``recover_round``)."""
+    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.grading.record import RecordError
+    from pytest_obelize_bench.records.published import LOCK_NAME
+    from pytest_obelize_bench.summary.roundfiles import recover_round
+
+    results = Path(ctl.context.results_dir)
+    number = int(ctl.context.round or 0)
+    round_folder = results / f"round-{number}"
+    if not round_folder.is_dir():
+        return []
+    try:
+        with holder_lock(round_folder / LOCK_NAME, f"round {number}"):
+            return recover_round(results, load_case_file(Path(ctl.context.cases_path)), number)
+    except (LockBusy, RecordError, OSError) as exc:
+        return [f"round {number} could not be recovered: {str(exc).splitlines()[0]}"]
+
+
 def keep_resumed(ctl: Controller) -> None:
     """Hook: resume.  The kept records stand in the run, marked, and count as this session's."""
     from pytest_obelize_bench._util.safe_io import write_atomically
@@ -116,6 +136,7 @@ def open_manifest(ctl: Controller) -> None:
         RunManifest,
         Selection,
         case_file_ref,
+        portable_path,
         read_manifest,
         utc_now,
         write_manifest,
@@ -144,7 +165,7 @@ def open_manifest(ctl: Controller) -> None:
             ),
             cases_expected=expected_cases(case_file, int(context.round or 0)),
             case_file=case_file_ref(Path(context.cases_path), Path(context.results_dir)),
-            work_root=str(context.work_root),
+            work_root=portable_path(Path(context.work_root), Path(context.results_dir)),
             tool={key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source")},
             packs=dict(context.packs),
             exclude_newer=context.exclude_newer,
@@ -240,6 +261,7 @@ __all__: list[str] = [
     "finish_run",
     "keep_resumed",
     "open_manifest",
+    "recover",
     "results_given",
     "start_run",
     "stopped_at_preflight",

@@ -22,7 +22,13 @@ from pytest_obelize_bench.records.runref import (
     published_case_file,
     round_numbers,
 )
-from pytest_obelize_bench.records.runs import incomplete_reasons, list_runs, read_run_records, tampered
+from pytest_obelize_bench.records.runs import (
+    incomplete_reasons,
+    list_runs,
+    read_run_records,
+    resolve_portable,
+    tampered,
+)
 from pytest_obelize_bench.report.round_cases import RoundData
 
 
@@ -194,7 +200,10 @@ def show(
         except Exception as exc:
             print(f"obelize-bench show: {facts}: {exc}", file=out)
     recorded_work = run.manifest.work_root if run is not None else None
-    root = Path(work).expanduser() if work else Path(recorded_work) if recorded_work else default_work_root()
+    if work:
+        root = Path(work).expanduser()
+    else:
+        root = resolve_portable(recorded_work, results) if recorded_work else default_work_root()
     logs = root / f"round-{number}" / f"{case_id}.logs"
     data = explain_case(record, case_file.by_id().get(case_id), artefacts, source=source, logs=logs)
     print_explanation(data, out, as_json=as_json)

@@ -19,6 +19,7 @@ from pytest_obelize_bench.records.runs import (
     add_record,
     case_file_ref,
     folder_digests,
+    portable_path,
     write_manifest,
 )
 from pytest_obelize_bench.summary.roundfiles import publish_round
@@ -52,7 +53,7 @@ def write_run(results: Path, cases: Path, run_id: str) -> Path:
         cases_expected=sorted(c.id for c in case_file.cases),
         cases_recorded=sorted(c.id for c in case_file.cases),
         case_file=case_file_ref(cases, results),
-        work_root=str(results.parent / "work"),
+        work_root=portable_path(results.parent / "work", results),
         started_at="2026-12-01T10:00:00Z",
         ended_at="2026-12-01T10:05:00Z",
         digests=folder_digests(folder),
