@@ -61,6 +61,9 @@ class Controller:
         self.kept: dict[str, Record] = {}
         #: whether this session named a new run (not a rerun or a resume of an earlier one)
         self.new_run = False
+        #: the one line saying the results folder could not be written (the session then stops)
+        self.results_error: str | None = None
+        self.session: pytest.Session | None = None
         if self.writes_results:
             from pytest_obelize_bench.session.runlife import start_run
 
@@ -73,6 +76,7 @@ class Controller:
     # -- the run -------------------------------------------------------------------------
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
         if self.run_dir is None:
             return
         from pytest_obelize_bench.session.runlife import keep_resumed, open_manifest, recover
@@ -196,13 +200,28 @@ class Controller:
             lastfailed = self.config.pluginmanager.get_plugin("lfplugin")
             if lastfailed is not None:
                 lastfailed.lastfailed[nodeid] = True
-        if self.run_dir is not None:
+        if self.run_dir is not None and self.results_error is None:
             from pytest_obelize_bench.records.runs import add_record
 
             name = attempt_stem(record.case, record.attempt)
-            path = add_record(self.run_dir, name, text, artefacts)
+            try:
+                path = add_record(self.run_dir, name, text, artefacts)
+            except OSError as exc:
+                self._results_unwritable(exc)
+                return
             self.written.append(path)
             self._tidy(record)
+
+    def _results_unwritable(self, exc: OSError) -> None:
+        """The results folder cannot take a record (a full disk, say): stop the session cleanly,
+        keeping every record already written; one line says where and why."""
+        where = exc.filename or self.run_dir
+        self.results_error = (
+            f"results: cannot write {where}: {exc.strerror or exc}; the session stopped, "
+            f"keeping the {len(self.written)} record(s) already written in {self.run_dir}"
+        )
+        if self.session is not None:
+            self.session.shouldstop = self.results_error
 
     def _tidy(self, record: Record) -> None:
         """``--bench-keep``: remove a finished case's checkout and venv (its logs stay)."""
@@ -239,6 +258,10 @@ class Controller:
             rewrite_junit(Path(xml), self.records, Path(self.context.cases_path).stem)
         if self.kept and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # hook: resume: all kept
             session.exitstatus = pytest.ExitCode.OK
+        if self.results_error is not None:
+            from pytest_obelize_bench.session.outcome import EXIT_RESULTS_UNWRITABLE
+
+            session.exitstatus = EXIT_RESULTS_UNWRITABLE
         self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.session.outcome import EXIT_TIER_GATE
@@ -281,7 +304,7 @@ class Controller:
         return lines
 
     def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
-        if not self.records and not self.unreadable and self.interrupted_missing is None:
+        if not self.records and not self.unreadable and self.interrupted_missing is None and not self.results_error:
             return
         terminal.write_sep("=", "obelize-bench")
         logs = Path(self.context.work_root) / self.context.round_label
@@ -318,6 +341,8 @@ class Controller:
             )
         for problem in self.unreadable:
             terminal.write_line(f"unreadable record: {problem}", red=True)
+        if self.results_error:
+            terminal.write_line(self.results_error, red=True, bold=True)
         if self.summary_error:
             terminal.write_line(f"summary not written: {self.summary_error}", red=True)
         if self.gated:

@@ -28,6 +28,8 @@ TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
 REPORT_CHAR = "T"
 #: the exit status of a session in which a case reached a tier named by --bench-fail-on.
 EXIT_TIER_GATE = 6
+#: the exit status of a session that stopped because the results folder could not be written.
+EXIT_RESULTS_UNWRITABLE = 7
 #: the exit status of a round stopped by its preflight (nothing ran).
 EXIT_PREFLIGHT = _EXIT_PREFLIGHT
 
@@ -61,6 +63,7 @@ def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
 
 __all__ = [
     "EXIT_PREFLIGHT",
+    "EXIT_RESULTS_UNWRITABLE",
     "EXIT_TIER_GATE",
     "OUTCOME_KEY",
     "REPORT_CHAR",

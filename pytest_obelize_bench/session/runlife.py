@@ -176,7 +176,17 @@ def open_manifest(ctl: Controller) -> None:
             **registration_fields(Path(context.cases_path), case_file.cases, ctl.options.repeat),
         )
     ctl.manifest = manifest
-    write_manifest(ctl.run_dir, manifest)
+    try:
+        write_manifest(ctl.run_dir, manifest)
+    except OSError as exc:
+        from pytest_obelize_bench.session.outcome import EXIT_RESULTS_UNWRITABLE
+
+        if ctl.new_run:
+            shutil.rmtree(ctl.run_dir, ignore_errors=True)
+        pytest.exit(
+            f"results: cannot write {exc.filename or ctl.run_dir}: {exc.strerror or exc}; nothing ran",
+            returncode=EXIT_RESULTS_UNWRITABLE,
+        )
 
 
 def stopped_at_preflight(ctl: Controller) -> None:
@@ -222,7 +232,14 @@ def finish_run(ctl: Controller, *, interrupted: bool) -> None:
     manifest.ended_at = utc_now()
     manifest.interrupted = manifest.interrupted or interrupted
     manifest.digests = folder_digests(ctl.run_dir)
-    write_manifest(ctl.run_dir, manifest)
+    try:
+        write_manifest(ctl.run_dir, manifest)
+    except OSError as exc:  # the records stay; the manifest keeps what it said at the start
+        ctl.summary_error = f"{ctl.run_dir}: run.json not closed: {exc.strerror or exc}; nothing published"
+        return
+    if ctl.results_error is not None:
+        ctl.publish_lines = [f"run {ctl.run_id} not published: the session stopped before its end"]
+        return
     if not ctl.options.publish:
         ctl.publish_lines = [f"run {ctl.run_id} not published (--bench-no-publish); run folder: {ctl.run_dir}"]
         return
