@@ -116,15 +116,24 @@ def recover(ctl: Controller) -> list[str]:
 
 
 def keep_resumed(ctl: Controller) -> None:
-    """Hook: resume.  The kept records stand in the run, marked, and count as this session's."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
+    """Hook: resume.  The kept records stand in the run, marked, and count as this session's.
+
+    A record is never rewritten in place: the marked one is added as the case's latest, and the
+    one it was kept from moves, byte for byte, under ``attempts/`` (``runs.add_record``).
+    """
+    from pytest_obelize_bench.records.published import read_bounded_text
+    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, add_record
     from pytest_obelize_bench.session.resume import mark_resumed
 
     assert ctl.run_dir is not None
     for case, record in ctl.kept.items():
         marked = mark_resumed(record, str(ctl.run_id))
-        write_atomically(ctl.run_dir / f"{case}.json", marked.to_json())
         ctl.records[case] = marked
+        if marked is record:  # marked by an earlier resume already
+            continue
+        facts_path = ctl.run_dir / ARTEFACTS_DIR / f"{case}.json"
+        facts = read_bounded_text(facts_path, 5 << 20) if facts_path.is_file() else None
+        add_record(ctl.run_dir, case, marked.to_json(), facts)
 
 
 def open_manifest(ctl: Controller) -> None:
