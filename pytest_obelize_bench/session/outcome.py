@@ -50,6 +50,19 @@ class CaseOutcome:
 OUTCOME_KEY: pytest.StashKey[CaseOutcome] = pytest.StashKey()
 
 
+def tier_status(tier: str, *, fixtures: bool) -> tuple[str, str, tuple[str, dict[str, bool]]]:
+    """The report's (category, letter, (word, markup)) for a case that reached ``tier``.
+
+    In a round the tier is the category (a measurement, not a failure). In the fixtures pass a
+    fixture at its expected tier passed, whatever the tier (``error`` included), and shows the
+    tier beside it; only a mismatch with expected.json fails the item.
+    """
+    letter, word, markup = TIER_DISPLAY[tier]
+    if fixtures:
+        return "passed", letter, (f"PASSED ({tier})", {"green": True})
+    return tier, letter, (word, markup)
+
+
 def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
     """The tiers ``--bench-fail-on`` names; ValueError naming any unknown one."""
     from pytest_obelize_bench.grading.record import TIERS  # here: the plugin imports this module at start-up
@@ -70,4 +83,5 @@ __all__ = [
     "TIER_DISPLAY",
     "CaseOutcome",
     "parse_tier_gate",
+    "tier_status",
 ]
