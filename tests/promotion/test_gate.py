@@ -386,8 +386,8 @@ def test_bare_run_ids_are_runs_and_two_decisions_leave_two_files(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    write_round_run(project / "results", "old", {0, 1}, ended_at=now)
-    write_round_run(project / "results", "new", set(range(18)), ended_at=now)
+    pr.write_run(project, "old", {}, ended_at=now)
+    pr.write_run(project, "new", half_verified(), version="0.9.0", ended_at=now)
     monkeypatch.chdir(project)
     for _ in range(2):
         out = io.StringIO()
