@@ -7,8 +7,9 @@ check holds, 1 that it does not, 2 that the input could not be read.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -107,120 +108,60 @@ def ceiling_report(path: Path, out: TextIO) -> int:
     return 0
 
 
-def list_runs_report(results: Path, cases: Path, round_number: int | None, out: TextIO) -> int:
-    """Every run of a round (or of every round): id, tool, complete or not, tier counts."""
-    from collections import Counter
+def _add_paths(p: argparse.ArgumentParser, *, from_run: bool = False) -> None:
+    where = "the run's or round's own (recorded when it ran), else " if from_run else ""
+    p.add_argument("--cases", type=Path, default=None, help=f"the case file (default: {where}{DEFAULT_CASES})")
+    p.add_argument("--results", type=Path, default=None, help=f"the results folder (default: {DEFAULT_RESULTS})")
 
-    from pytest_obelize_bench.grading.record import TIERS, RecordError
-    from pytest_obelize_bench.records.publication_note import expected_cases, read_publication
-    from pytest_obelize_bench.records.runs import (
-        incomplete_reasons,
-        list_runs,
-        read_run_records,
-    )
 
-    case_file = load_case_file(cases)
-    ids = [case.id for case in case_file.cases]
-    rounds = (
-        [round_number]
-        if round_number is not None
-        else sorted(
-            int(p.name.split("-", 1)[1]) for p in Path(results).glob("round-*") if p.name.split("-", 1)[1].isdigit()
+def _run_command(args: argparse.Namespace, results: Path, out: TextIO) -> int:
+    """``regrade``, ``compare``, ``runs``, ``publish`` and ``show`` (``summary.runcommands``)."""
+    from pytest_obelize_bench.summary import runcommands
+
+    given, default = args.cases, DEFAULT_CASES
+    if args.command == "regrade":
+        return runcommands.regrade(results, args.round_number, given, default, write=args.write, out=out)
+    if args.command == "compare":
+        return runcommands.compare(results, args.first, args.second, given, default, args.round_number, out)
+    if args.command == "runs":
+        return runcommands.list_runs_report(results, given, default, args.round_number, out)
+    if args.command == "publish":
+        return runcommands.publish(
+            results,
+            args.run,
+            args.round_number,
+            given,
+            default,
+            with_infra_errors=args.with_infra_errors,
+            results_given=args.results is not None,
+            wait=args.wait,
+            out=out,
         )
+    return runcommands.show(
+        results,
+        args.case,
+        run_name=args.run,
+        round_number=args.round_number,
+        given=given,
+        default=default,
+        work=args.work,
+        as_json=args.json,
+        out=out,
     )
-    shown = 0
-    for number in rounds:
-        try:
-            note = read_publication(Path(results) / f"round-{number}")
-        except RecordError:
-            note = None
-        for folder, manifest, problem in list_runs(results, number):
-            shown += 1
-            if manifest is None:
-                print(f"round {number}  {folder.name}  unreadable: {problem}", file=out)
-                continue
-            found = read_run_records(folder, ids)
-            if manifest.kind == "imported":
-                counts: Counter[str] = Counter()
-                for case in manifest.cases_recorded:
-                    record = _published_record(Path(results), number, case)
-                    if record is not None:
-                        counts[record] += 1
-                state = "imported"
-            else:
-                counts = Counter(record.tier for record in found.records.values())
-                expected = expected_cases(case_file, number) if number == case_file.round else manifest.cases_expected
-                reasons = incomplete_reasons(manifest, found.records, expected)
-                state = "complete" if not reasons else "partial: " + "; ".join(reasons)
-            published = "  PUBLISHED" if note is not None and note.run == manifest.run else ""
-            tools = ", ".join(manifest.tools_recorded) or "--"
-            tiers = ", ".join(f"{tier} {counts[tier]}" for tier in TIERS if counts[tier])
-            print(f"round {number}  {manifest.run}  {tools}  {state}  [{tiers or 'no records'}]{published}", file=out)
-    if not shown:
-        print(f"no runs under {results}", file=out)
-    return 0
 
 
-def _published_record(results: Path, number: int, case: str) -> str | None:
-    from pytest_obelize_bench.records.published import read_published
+def _incumbent_case_file(results: Path, incumbent: str, out: TextIO) -> Path:
+    """The case file the incumbent run ran from (for rows per case), else the project's."""
+    from pytest_obelize_bench.records.runref import choose_case_file, find_run
 
-    found = read_published(results / f"round-{number}", [case])
-    record = found.records.get(case)
-    return None if record is None else record.tier
-
-
-def show(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
-    from pytest_obelize_bench.grading.record import RecordError
-    from pytest_obelize_bench.isolation.workspace import default_work_root
-    from pytest_obelize_bench.records.published import read_case_record
-    from pytest_obelize_bench.records.runs import list_runs, run_folder
-    from pytest_obelize_bench.report.show import explain_case, print_explanation
-
-    case_file = load_case_file(args.cases)
-    number = args.round_number if args.round_number is not None else case_file.round
-    round_folder = Path(args.results) / f"round-{number}"
-    case_id = args.case
-    if args.run:
-        folder = run_folder(args.results, number, args.run)
-        source = f"run {args.run} of round {number}"
-    elif (round_folder / f"{case_id}.json").exists():
-        folder, source = round_folder, f"published round {number}"
-    else:
-        with_case = [
-            f for f, m, _ in list_runs(args.results, number) if m is not None and (f / f"{case_id}.json").is_file()
-        ]
-        if not with_case:
-            print(f"obelize-bench show: no record of {case_id} in round {number} (published or in a run)", file=out)
-            return 2
-        folder, source = with_case[-1], f"run {with_case[-1].name} of round {number} (not published)"
     try:
-        record = read_case_record(folder / f"{case_id}.json", case_id)
-    except RecordError as exc:
-        print(f"obelize-bench show: {str(exc).splitlines()[0]}", file=out)
-        return 2
-    artefacts = None
-    facts = folder / "artefacts" / f"{case_id}.json"
-    if facts.is_file() and not facts.is_symlink():
-        try:
-            from pytest_obelize_bench.records.published import read_bounded_text
-
-            artefacts = artefacts_from_json(read_bounded_text(facts, 5 << 20), str(facts))
-        except Exception as exc:
-            print(f"obelize-bench show: {facts}: {exc}", file=out)
-    work = Path(args.work).expanduser() if args.work else default_work_root()
-    logs = work / f"round-{number}" / f"{case_id}.logs"
-    data = explain_case(record, case_file.by_id().get(case_id), artefacts, source=source, logs=logs)
-    print_explanation(data, out, as_json=args.json)
-    return 0
-
-
-def _add_paths(p: argparse.ArgumentParser, *, results: bool = True) -> None:
-    p.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="the case file (default: %(default)s)")
-    if results:
-        p.add_argument(
-            "--results", type=Path, default=DEFAULT_RESULTS, help="the results folder (default: %(default)s)"
-        )
+        run = find_run(results, incumbent)
+    except ValueError:
+        return DEFAULT_CASES
+    path, lines = choose_case_file(results, run.manifest.case_file, None, DEFAULT_CASES, f"run {run.run_id}")
+    for line in lines:
+        print(line, file=out)
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,42 +191,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_paths(p)
     p = sub.add_parser("regrade", help="re-grade a round from its stored artefacts and the current case file")
     p.add_argument("--round", type=int, required=True, dest="round_number", help="the round to re-grade")
-    _add_paths(p)
+    _add_paths(p, from_run=True)
     p.add_argument("--write", action="store_true", help="rewrite the records that changed")
     p = sub.add_parser(
         "compare", help="two rounds, runs or folders of records: paired verified_success (exact McNemar) and tier moves"
     )
-    p.add_argument("first", help="a round number, a run id, or a folder of records")
+    p.add_argument("first", help="a round number, a run (its id, round-N:RUN or its folder), or a folder of records")
     p.add_argument("second", help="the same, for the other side")
     p.add_argument(
         "--round", type=int, dest="round_number", help="the round a run id or folder belongs to (default: searched)"
     )
-    _add_paths(p)
+    _add_paths(p, from_run=True)
     p = sub.add_parser(
         "runs", help="list the runs of a round: id, tool, complete or not, tier counts, which is published"
     )
     p.add_argument("--round", type=int, dest="round_number", help="only this round (default: every round)")
-    _add_paths(p)
+    _add_paths(p, from_run=True)
     p = sub.add_parser(
         "publish", help="publish an earlier complete run as its round (records, summary.json, the block)"
     )
-    p.add_argument("--round", type=int, required=True, dest="round_number", help="the round the run belongs to")
-    p.add_argument("--run", required=True, help="the run id (see `obelize-bench runs`)")
+    p.add_argument("--round", type=int, dest="round_number", help="the round the run belongs to (default: searched)")
+    p.add_argument(
+        "--run", required=True, help="the run: its id, round-N:RUN, or its folder (see `obelize-bench runs`)"
+    )
     p.add_argument(
         "--with-infra-errors",
         action="store_true",
         help="publish even though some cases errored for infrastructure reasons (the document says how many)",
     )
-    _add_paths(p)
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long to wait for another publisher of the round before giving up (default: %(default)s)",
+    )
+    _add_paths(p, from_run=True)
     p = sub.add_parser("show", help="explain one case's record: tier and why, steps, logs, unmigrated rows, patch")
     p.add_argument("case", help="the case id")
     p.add_argument("--round", type=int, dest="round_number", help="the round (default: the case file's)")
-    p.add_argument("--run", help="a run id: show that run's record instead of the published one")
+    p.add_argument("--run", help="a run (its id, round-N:RUN or its folder): its record instead of the published one")
     p.add_argument(
-        "--work", help="the work root the round ran under, for the logs (default: <system temp>/obelize-bench-<uid>)"
+        "--work",
+        help="the work root the round ran under, for the logs "
+        "(default: the run's own, else <system temp>/obelize-bench-<uid>)",
     )
     p.add_argument("--json", action="store_true", help="print the same as JSON")
-    _add_paths(p)
+    _add_paths(p, from_run=True)
     p = sub.add_parser("review", help="print the patch a run's record graded and a review entry keyed to it")
     p.add_argument("case", help="the case id")
     p.add_argument("--run", required=True, help="the run whose record was graded")
@@ -301,15 +253,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--policy", type=Path, default=Path("cases/promotion.yaml"), help="the policy (default: %(default)s)"
     )
-    p.add_argument("--incumbent", required=True, metavar="RUN", help="a run folder, or round-N:RUN_ID")
+    p.add_argument("--incumbent", required=True, metavar="RUN", help="a run: its id, round-N:RUN, or its folder")
     p.add_argument(
         "--candidate",
         required=True,
         action="append",
         metavar="RUN",
-        help="a run folder, or round-N:RUN_ID (repeatable)",
+        help="a run: its id, round-N:RUN, or its folder (repeatable)",
     )
-    _add_paths(p)
+    _add_paths(p, from_run=True)
     p = sub.add_parser("fixtures", help="run the offline fixtures pass; --update rewrites their expected.json")
     p.add_argument(
         "--update",
@@ -335,6 +287,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(argv)
+    results = getattr(args, "results", None) or DEFAULT_RESULTS
     try:
         if args.command == "check-cases":
             return check_cases(args.path, out)
@@ -345,41 +298,19 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "summarize":
             from pytest_obelize_bench.summary.roundfiles import summarize
 
-            return summarize(args.results, args.cases, check=args.check, out=out)
-        if args.command == "regrade":
-            from pytest_obelize_bench.records.regrade import regrade_round
+            return summarize(results, args.cases or DEFAULT_CASES, check=args.check, out=out)
+        if args.command in ("regrade", "compare", "runs", "publish", "show"):
+            return _run_command(args, results, out)
+        if args.command == "review":
+            from pytest_obelize_bench.report.patch_review import review_command
 
-            return regrade_round(args.results, args.cases, args.round_number, write=args.write, out=out)
-        from pytest_obelize_bench.report.patch_review import review_command
-        from pytest_obelize_bench.summary.compare_command import compare_command
-
-        simple: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
-            "compare": compare_command,
-            "show": show,
-            "review": review_command,
-        }
-        if args.command in simple:
-            return simple[args.command](args, out)
-        if args.command == "runs":
-            return list_runs_report(args.results, args.cases, args.round_number, out)
-        if args.command == "publish":
-            from pytest_obelize_bench.summary.roundfiles import publish_round
-
-            outcome = publish_round(
-                args.results,
-                load_case_file(args.cases),
-                args.round_number,
-                args.run,
-                allow_infrastructure_errors=args.with_infra_errors,
-            )
-            _print_problems(outcome.lines, out)
-            return 0 if outcome.published else 1
+            args.cases, args.results = args.cases or DEFAULT_CASES, results
+            return review_command(args, out)
         if args.command == "gate":
             from pytest_obelize_bench.promotion.gate import run_gate
 
-            return run_gate(
-                args.policy, args.incumbent, args.candidate, results_dir=args.results, cases_path=args.cases, out=out
-            )
+            cases = args.cases or _incumbent_case_file(results, args.incumbent, out)
+            return run_gate(args.policy, args.incumbent, args.candidate, results_dir=results, cases_path=cases, out=out)
         if args.command == "fixtures":
             import pytest
 
@@ -388,6 +319,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
                 pytest.main(["--fixtures-only", f"--bench-fixtures={args.fixtures}", "-p", "no:cacheprovider", *extra])
             )
         if getattr(args, "handler", None) is not None:
+            if args.command == "errors" and getattr(args, "run", None):  # any naming of a run, as everywhere
+                from pytest_obelize_bench.records.runref import find_run
+
+                with contextlib.suppress(ValueError):  # a bare id is also a folder name under the round
+                    args.run = find_run(results, args.run, args.round_number).run_id
             return int(args.handler(args, out))
     except CaseFileError as exc:
         _print_problems(exc.problems, out)

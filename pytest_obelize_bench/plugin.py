@@ -22,7 +22,7 @@ from pytest_obelize_bench.session.keys import (
     ONLY_WORKERINPUT_KEY,
 )
 from pytest_obelize_bench.session.options import options_of
-from pytest_obelize_bench.session.outcome import REPORT_CHAR, TIER_DISPLAY
+from pytest_obelize_bench.session.outcome import REPORT_CHAR, TIER_DISPLAY, tier_status
 
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
@@ -176,8 +176,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     tier = getattr(report, "bench_tier", None)
     if tier is None or report.when != "call" or not report.passed:
         return None
-    letter, word, markup = TIER_DISPLAY[tier]
-    return tier, letter, (word, markup)
+    context = config.stash.get(CONTEXT_KEY, None)
+    return tier_status(tier, fixtures=context is not None and context.mode == "fixtures")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# numpy (under matplotlib, which draws the figures publication and summarize write) loads once per
+# process: imported first inside an in-process pytester run, it would leave with that run's module
+# snapshot, and any later publish or summarize in the same worker would fail to import it again.
+import numpy  # noqa: F401
 import pytest
 
 from tests.helpers.rounds import shared_uv_cache

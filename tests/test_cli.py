@@ -187,7 +187,7 @@ def test_compare_refuses_a_side_without_records(tmp_path: Path) -> None:
     )
     assert code == 2 and "has no records; nothing to compare" in text
     code, text = run("compare", "1", "no-such-run", "--cases", str(CASES), "--results", str(PROJECT / "results"))
-    assert code == 2 and "neither a round number, a run id" in text
+    assert code == 2 and "no-such-run names no run" in text
 
 
 def test_compare_shows_each_case_tier_and_the_transitions(tmp_path: Path) -> None:

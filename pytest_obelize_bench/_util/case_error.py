@@ -28,6 +28,8 @@ ERROR_REASONS: tuple[str, ...] = (
     "agent_failed",
     "stamp_missing",
     "stamp_impossible",
+    # the machine's disk (a full work root)
+    "disk_full",
 )
 
 

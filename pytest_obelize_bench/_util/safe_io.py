@@ -179,11 +179,28 @@ def read_untrusted_json(path: Path, cap: int) -> dict[str, Any]:
 
 # -- writing ----------------------------------------------------------------------------------
 
+#: Fault injection for the crash tests: the process SIGKILLs itself at the k-th write (k >= 1).
+KILL_AT_WRITE_ENV = "OBELIZE_BENCH_KILL_AT_WRITE"
+_writes = [0]
+
+
+def fault_point() -> None:
+    """Count one write; at the k-th, with ``OBELIZE_BENCH_KILL_AT_WRITE=k``, die as a power loss would."""
+    wanted = os.environ.get(KILL_AT_WRITE_ENV)
+    if not wanted:
+        return
+    _writes[0] += 1
+    if _writes[0] == int(wanted):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
 
 def write_atomically(path: Path, content: str | bytes) -> None:
     """Write through a temporary file and a rename, so a reader never sees half a file.
 
-    Text is written as UTF-8; bytes as they are.
+    Text is written as UTF-8; bytes as they are. A failure (a full disk, say) leaves no
+    temporary file behind and the old file, if any, as it was.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -191,6 +208,7 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
+        fault_point()
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

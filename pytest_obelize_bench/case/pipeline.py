@@ -7,6 +7,7 @@ functions of what the stages left on disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -332,7 +333,9 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
 
         artefacts_json = artefacts_to_json(run.artefacts)
     if run.workspace is not None:
-        (run.tree().logs / "record.json").write_text(record.to_json(), encoding="utf-8")
+        # A copy beside the logs, for a reader of the work root; a full disk must not cost the record.
+        with contextlib.suppress(OSError):
+            (run.tree().logs / "record.json").write_text(record.to_json(), encoding="utf-8")
     if run.crash is not None:
         failure: str | None = f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}"
     else:

@@ -7,6 +7,7 @@ result is judged), chosen once when the case starts instead of a flag tested at 
 
 from __future__ import annotations
 
+import errno
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,6 +132,13 @@ class CaseRun:
             self.error = exc
         except KeyboardInterrupt:
             raise  # Ctrl-C or SIGTERM: the controller records the running case as interrupted
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                self.error = CaseError("harness", "harness_crashed", f"{type(exc).__name__}: {exc}"[:500])
+                self.crash = traceback.format_exc()
+                return self
+            # The work root filled up: the machine's failure, and the round goes on.
+            self.error = CaseError("harness", "disk_full", f"the work root's disk is full: {exc}"[:500])
         except BaseException as exc:  # a harness bug, or pytest-timeout: still a record
             if _is_pytest_timeout(exc):
                 self.error = CaseError("harness", "timeout", "pytest-timeout ended the item; its step was killed")

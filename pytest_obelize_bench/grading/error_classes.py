@@ -26,6 +26,7 @@ INFRASTRUCTURE_REASONS = frozenset(
         "worker_refused",
         "program_refused",
         "network_failed",
+        "disk_full",
     }
 )
 #: Reasons that say the tool under test failed.

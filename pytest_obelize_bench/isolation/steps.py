@@ -163,6 +163,8 @@ class StepRunner:
         """
         if completed.timed_out:
             raise CaseError(name, "timeout", f"{name} outlasted {timeout:g}s")
+        if completed.exit_code != 0 and disk_full_said(completed.output() + (completed.launch_error or "")):
+            reason = DISK_FULL  # the machine's disk, not the step: whatever the step's own reason
         if completed.launch_error is not None:
             raise CaseError(name, reason, self.elider.text(completed.launch_error))
         if completed.exit_code != 0:
@@ -174,6 +176,17 @@ class StepRunner:
                     f"{name} exited {completed.exit_code}{': ' + said if said else ''}; see {completed.log}"
                 ),
             )
+
+
+#: The reason of a case whose work root filled up (ENOSPC, or the quota): infrastructure.
+DISK_FULL = "disk_full"
+#: What the operating system says, through any program, when a write finds no room.
+_DISK_FULL_WORDS = ("No space left on device", "Disk quota exceeded")
+
+
+def disk_full_said(text: str) -> bool:
+    """Whether a program's output says a write found the disk full."""
+    return any(words in text for words in _DISK_FULL_WORDS)
 
 
 #: How much of a failed step's last output line an error detail quotes.

@@ -91,7 +91,10 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
     scan = results_dir / "gate1" / "scan.json"
     try:
         if scan.exists() or scan.is_symlink():
-            blocks["gate1"] = render_gate1_block(*load_gate1_inputs(scan, cases_dir / "gate1"))
+            inputs = load_gate1_inputs(scan, cases_dir / "gate1")
+            if not any(repo.error is None for repo in inputs[0].scanned):
+                raise MeasurementError(f"{scan}: no repository of the frame was scanned; there is no Gate 1 to report")
+            blocks["gate1"] = render_gate1_block(*inputs)
         dryruns = results_dir / "dryrun"
         if dryruns.is_dir():
             for folder in sorted(dryruns.iterdir()):
@@ -117,6 +120,36 @@ def measurement_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
         return gate1_charts(*load_gate1_inputs(scan, Path(cases_dir) / "gate1"))
     except (FrameError, LabelError, ScanRecordError) as exc:
         raise MeasurementError(str(exc).splitlines()[0]) from None
+
+
+def measurement_problems(results_dir: Path) -> list[str]:
+    """Why a published measurement is not what a guarded session wrote (``publication.py``)."""
+    from pytest_obelize_bench.measure.dryrun import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
+    from pytest_obelize_bench.measure.publication import (
+        dryrun_error_parts,
+        infrastructure_repositories,
+        note_problems,
+        scan_error_parts,
+    )
+    from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
+
+    problems: list[str] = []
+    scan = Path(results_dir) / "gate1" / "scan.json"
+    try:
+        if scan.exists() or scan.is_symlink():
+            scanned = load_scan_document(scan).scanned
+            errors = {r.full_name: parts for r in scanned if (parts := scan_error_parts(r.error))}
+            problems += note_problems(scan.parent, scan.name, len(infrastructure_repositories(errors)))
+        dryruns = Path(results_dir) / "dryrun"
+        for folder in sorted(dryruns.iterdir()) if dryruns.is_dir() else []:
+            document = folder / DOCUMENT_NAME
+            if document.exists() or document.is_symlink():
+                records = load_dryrun_document(document).records
+                errors = {r.full_name: parts for r in records if (parts := dryrun_error_parts(r.error))}
+                problems += note_problems(folder, DOCUMENT_NAME, len(infrastructure_repositories(errors)))
+    except (ScanRecordError, DryRunRecordError):
+        pass  # an unreadable document is the render check's to name, in one line
+    return problems
 
 
 # -- the hook ``obelize-bench summarize`` calls -------------------------------------------------
@@ -163,5 +196,6 @@ __all__ = [
     "check_measurements",
     "measurement_blocks",
     "measurement_charts",
+    "measurement_problems",
     "stale_block",
 ]

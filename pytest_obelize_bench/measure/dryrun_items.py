@@ -138,11 +138,20 @@ def run_item(item: pytest.Item, repo: FrameRepository, context: MeasureContext, 
 
 
 def publish(
-    context: MeasureContext, frame: Frame, records: Mapping[str, DryRunRecord], *, frame_label: str, write_block: bool
+    context: MeasureContext,
+    frame: Frame,
+    records: Mapping[str, DryRunRecord],
+    *,
+    frame_label: str,
+    write_block: bool,
+    session: str,
+    infrastructure: int,
 ) -> list[str]:
+    """Write the pack's dryrun.json, its note and (unless told not to) its block; the lines saying so."""
     from pytest_obelize_bench._util.safe_io import write_atomically
     from pytest_obelize_bench.measure.document import apply_blocks
     from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
+    from pytest_obelize_bench.measure.publication import NOTE_NAME, MeasurementNote, sha256_text
 
     tool = context.tool or {}
     document = DryRunDocument(
@@ -157,8 +166,20 @@ def publish(
     )
     results = Path(context.results_dir)
     target = results / "dryrun" / pack_slug(context.pack) / DOCUMENT_NAME
-    write_atomically(target, document.to_json())
-    lines = [f"records written: {target} ({len(document.records)} repositories)"]
+    text = document.to_json()
+    write_atomically(target, text)
+    note = MeasurementNote(
+        measurement="dryrun",
+        pack=context.pack,
+        session=session,
+        published_at=context.run_at,
+        files={target.name: sha256_text(text)},
+        repositories=len(document.records),
+        infrastructure_errors=infrastructure,
+        with_infrastructure_errors=bool(infrastructure),
+    )
+    write_atomically(target.parent / NOTE_NAME, note.to_json())
+    lines = [f"records written: {target} ({len(document.records)} repositories; session {session})"]
     if write_block:
         path = results / "BENCHMARK_RESULTS.md"
         existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"

@@ -167,17 +167,32 @@ def publish(
     *,
     frame_label: str,
     write_block: bool,
+    session: str,
+    infrastructure: int,
 ) -> list[str]:
-    """Write scan.json and (unless told not to) the Gate 1 block; the lines saying what was written."""
+    """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so."""
     from pytest_obelize_bench._util.safe_io import write_atomically
     from pytest_obelize_bench.measure.document import apply_blocks
     from pytest_obelize_bench.measure.gate1_render import render_gate1_block
+    from pytest_obelize_bench.measure.publication import NOTE_NAME, MeasurementNote, sha256_text
 
     results = Path(context.results_dir)
     document = document_of(context, frame, records)
     target = results / "gate1" / "scan.json"
-    write_atomically(target, document.to_json())
-    lines = [f"records written: {target} ({len(document.scanned)} repositories)"]
+    text = document.to_json()
+    write_atomically(target, text)
+    note = MeasurementNote(
+        measurement="gate1",
+        pack=context.pack,
+        session=session,
+        published_at=context.run_at,
+        files={target.name: sha256_text(text)},
+        repositories=len(document.scanned),
+        infrastructure_errors=infrastructure,
+        with_infrastructure_errors=bool(infrastructure),
+    )
+    write_atomically(target.parent / NOTE_NAME, note.to_json())
+    lines = [f"records written: {target} ({len(document.scanned)} repositories; session {session})"]
     if write_block:
         path = results / "BENCHMARK_RESULTS.md"
         existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"

@@ -18,7 +18,7 @@ from pytest_obelize_bench.measure.outcome import MEASURE_OUTCOME_KEY
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.measure.frame import Frame, FrameRepository
-    from pytest_obelize_bench.measure.labels import AnswerKey
+    from pytest_obelize_bench.measure.labels import AnswerKey  # noqa: F401 (the stash key names it)
     from pytest_obelize_bench.measure.staging import MeasureContext
 
 OPTION_GATE1 = "--bench-gate1"
@@ -116,6 +116,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     context = _build_context(config, mode, pack, frame_path, frame)
     config.stash[MEASURE_CONTEXT_KEY] = context
+    from pytest_obelize_bench.measure.controller import MeasureController
+
     config.pluginmanager.register(MeasureController(config, context, frame, keys, frame_path), "obelize-bench-measure")
 
 
@@ -242,103 +244,3 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return None
     category, letter, word = shown
     return str(category), str(letter), str(word)
-
-
-class MeasureController:
-    """The controller's side: collect the records, publish a whole frame, print the figures."""
-
-    def __init__(
-        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
-    ) -> None:
-        self.config = config
-        self.context = context
-        self.frame = frame
-        self.keys = keys
-        self.frame_path = frame_path
-        self.records: dict[str, Any] = {}
-        self.counts: list[str] = []
-        self.unreadable: list[str] = []
-        self.lines: list[str] = []
-
-    def _parse(self, text: str) -> Any:
-        from pytest_obelize_bench.measure import dryrun_items, gate1_items
-
-        return (gate1_items if self.context.mode == "gate1" else dryrun_items).parse_record(text)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        text = getattr(report, "bench_measure", None)
-        if text is None:
-            return
-        try:
-            record = self._parse(text)
-        except ValueError as exc:
-            self.unreadable.append(f"{report.nodeid}: {str(exc).splitlines()[0]}")
-            return
-        self.records[record.full_name] = record
-        counts = getattr(report, "bench_measure_counts", None)
-        if counts:
-            self.counts.append(counts)
-
-    def _frame_label(self) -> str:
-        try:
-            return self.frame_path.relative_to(Path(self.config.rootpath).resolve()).as_posix()
-        except ValueError:
-            return self.frame_path.name
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.records:
-            return
-        wanted = [repo.full_name for repo in self.frame.repositories]
-        if self.context.mode == "gate1":
-            from pytest_obelize_bench.measure.gate1_items import pooled_lines
-
-            self.lines = pooled_lines(self.keys, self.records)
-        else:
-            from pytest_obelize_bench.measure.dryrun_items import outcome_line
-
-            self.lines = [outcome_line(self.records)]
-        if self.frame.is_fixture:
-            self.lines.append("fixture frame: nothing written under results/")
-            return
-        missing = [name for name in wanted if name not in self.records]
-        if missing:
-            self.lines.append(
-                f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, "
-                "and a partial run is never published"
-            )
-            return
-        write_block = not self.config.getoption("--bench-no-summary")
-        try:
-            if self.context.mode == "gate1":
-                from pytest_obelize_bench.measure.gate1_items import publish
-
-                self.lines += publish(
-                    self.context,
-                    self.frame,
-                    self.keys,
-                    self.records,
-                    frame_label=self._frame_label(),
-                    write_block=write_block,
-                )
-            else:
-                from pytest_obelize_bench.measure.dryrun_items import publish as publish_dryrun
-
-                self.lines += publish_dryrun(
-                    self.context, self.frame, self.records, frame_label=self._frame_label(), write_block=write_block
-                )
-        except (OSError, ValueError) as exc:
-            self.lines.append(f"not published: {str(exc).splitlines()[0]}")
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.records and not self.unreadable:
-            return
-        terminalreporter.write_sep(
-            "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
-        )
-        for line in sorted(self.counts):
-            terminalreporter.write_line(line)
-        for line in self.lines:
-            terminalreporter.write_line(line)
-        for problem in self.unreadable:
-            terminalreporter.write_line(f"unreadable record: {problem}", red=True)

@@ -205,7 +205,7 @@ def run_gate(
         stem = f"{moment.strftime('%Y-%m-%d')}-{_name(candidate)}"
         path = folder / f"{stem}.json"
         copy = 2
-        while path in written:  # two candidates with one run id (from different rounds)
+        while path in written or path.exists():  # a decision is never overwritten: each gets its own file
             path, copy = folder / f"{stem}-{copy}.json", copy + 1
         write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
         written.append(path)

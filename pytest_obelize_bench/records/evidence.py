@@ -141,10 +141,17 @@ class RunEvidence:
 
 
 def resolve_run(spec: str, results_dir: Path) -> Path:
-    """A run named as a folder, or as ``round-N:RUN_ID`` / ``N:RUN_ID`` under ``results_dir``."""
+    """A run named as a folder, as ``round-N:RUN_ID`` / ``N:RUN_ID``, or by its bare id, under ``results_dir``."""
     match = _RUN_SPEC.fullmatch(spec)
     if match is not None:
         return Path(results_dir) / f"round-{match.group(1)}" / "runs" / match.group(2)
+    if not Path(spec).exists():
+        from pytest_obelize_bench.records.runref import find_run_folder
+
+        try:
+            return find_run_folder(Path(results_dir), spec)
+        except ValueError:
+            pass
     return Path(spec)
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.grading.record import RecordError, parse_record, repeat_stems
 from pytest_obelize_bench.records.publication_note import (
     Publication,
     expected_cases,
+    owner_refusal,
     sha256_text,
 )
 from pytest_obelize_bench.records.published import (
@@ -27,6 +28,7 @@ from pytest_obelize_bench.records.published import (
 )
 from pytest_obelize_bench.records.runs import (
     IMPORTED_KIND,
+    case_file_ref,
     incomplete_reasons,
     infrastructure_errors,
     read_manifest,
@@ -35,6 +37,7 @@ from pytest_obelize_bench.records.runs import (
     tool_label,
     utc_now,
 )
+from pytest_obelize_bench.records.transaction import Journal, commit, roll_forward, sha256_bytes
 
 ARTEFACT_CAP_BYTES = 5 << 20
 
@@ -54,14 +57,22 @@ def publish_run(
     run_id: str,
     *,
     allow_infrastructure_errors: bool = False,
+    results_given: bool = True,
 ) -> Outcome:
     """Publish run ``run_id``'s records as round ``round_number``, or say why it may not be.
+
+    ``results_given`` says the results folder was chosen on purpose; when it was not, a folder
+    holding another case file's rounds is refused (``owner_refusal``).
 
     The results document is the caller's to rewrite afterwards (``summary.roundfiles.publish_round``):
     records sit below the report, so publishing never renders it.
     """
     results = Path(results)
     folder = run_folder(results, round_number, run_id)
+    ref = case_file_ref(case_file.path, results)
+    refused = owner_refusal(results, round_number, ref, results_given=results_given)
+    if refused is not None:
+        return Outcome(False, [f"run {run_id} is not published: {refused}"])
     try:
         manifest = read_manifest(folder)
     except RecordError as exc:
@@ -84,20 +95,7 @@ def publish_run(
         return Outcome(False, [f"run {run_id} is not published: " + "; ".join(reasons), f"run folder: {folder}"])
 
     round_folder = results / f"round-{round_number}"
-    artefacts = round_folder / ARTEFACTS_DIR
-    for case_id in ids:
-        target = round_folder / f"{case_id}.json"
-        if case_id in found.texts:
-            write_atomically(target, found.texts[case_id])
-        elif target.is_file() or target.is_symlink():
-            target.unlink()
-        source = folder / ARTEFACTS_DIR / f"{case_id}.json"
-        facts = artefacts / f"{case_id}.json"
-        if case_id in found.texts and source.is_file() and not source.is_symlink():
-            write_atomically(facts, read_bounded_text(source, ARTEFACT_CAP_BYTES))
-        elif facts.is_file() or facts.is_symlink():
-            facts.unlink()
-    repeats = _copy_repeats(folder, round_folder, set(found.texts))
+    files, repeats = _planned_files(folder, ids, found.texts)
     note = Publication(
         round=round_number,
         run=run_id,
@@ -107,34 +105,67 @@ def publish_run(
         infrastructure_errors=len(infra),
         with_infrastructure_errors=bool(infra),
         reruns=[rerun.model_dump(mode="json") for rerun in manifest.reruns],
+        case_file=ref,
     )
-    write_atomically(round_folder / PUBLICATION_NAME, note.to_json())
+    journal = Journal(
+        round=round_number,
+        run=run_id,
+        files=files,
+        remove=_published_files(round_folder, ids, set(files)),
+        note=note.to_json(),
+    )
+    commit(round_folder, journal)
+    roll_forward(round_folder, folder, journal)
     lines = [f"run {run_id} published as round {round_number}: {len(found.texts)} records in {round_folder}"]
     if infra:
         lines.append(f"published with {len(infra)} infrastructure error(s), as --bench-publish-with-infra-errors asked")
     return Outcome(True, lines)
 
 
-def _copy_repeats(run: Path, round_folder: Path, cases: set[str]) -> dict[str, str]:
-    """Copy the run's repeats of the published cases (and their graded facts) into the round,
-    removing the round's earlier ones; the stems published, with their sha256."""
-    for stem in repeat_stems(names_in(round_folder)):
-        (round_folder / f"{stem}.json").unlink(missing_ok=True)
-        (round_folder / ARTEFACTS_DIR / f"{stem}.json").unlink(missing_ok=True)
-    published: dict[str, str] = {}
-    for stem in sorted(repeat_stems(names_in(run), cases)):
-        source = run / f"{stem}.json"
-        if source.is_symlink() or not source.is_file():
+def _read_copy(path: Path) -> bytes | None:
+    """A file to publish, bounded and never through a symlink; None when there is none."""
+    try:
+        return read_untrusted(path, ARTEFACT_CAP_BYTES)
+    except UntrustedFileError:
+        return None
+
+
+def _planned_files(
+    run: Path, ids: list[str], texts: dict[str, str]
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """Every file the round will hold (round path -> run path, sha256), and the repeats' sha256 by stem."""
+    files: dict[str, tuple[str, str]] = {}
+    for case_id in ids:
+        if case_id not in texts:
             continue
-        text = read_bounded_text(source)
-        write_atomically(round_folder / f"{stem}.json", text)
-        published[stem] = sha256_text(text)
-        facts = run / ARTEFACTS_DIR / f"{stem}.json"
-        if facts.is_file() and not facts.is_symlink():
-            write_atomically(
-                round_folder / ARTEFACTS_DIR / f"{stem}.json", read_bounded_text(facts, ARTEFACT_CAP_BYTES)
-            )
-    return published
+        name = f"{case_id}.json"
+        files[name] = (name, sha256_bytes(texts[case_id].encode("utf-8")))
+        facts = _read_copy(run / ARTEFACTS_DIR / name)
+        if facts is not None:
+            files[f"{ARTEFACTS_DIR}/{name}"] = (f"{ARTEFACTS_DIR}/{name}", sha256_bytes(facts))
+    repeats: dict[str, str] = {}
+    for stem in sorted(repeat_stems(names_in(run), set(texts))):
+        data = _read_copy(run / f"{stem}.json")
+        if data is None:
+            continue
+        files[f"{stem}.json"] = (f"{stem}.json", sha256_bytes(data))
+        repeats[stem] = sha256_bytes(data)
+        facts = _read_copy(run / ARTEFACTS_DIR / f"{stem}.json")
+        if facts is not None:
+            files[f"{ARTEFACTS_DIR}/{stem}.json"] = (f"{ARTEFACTS_DIR}/{stem}.json", sha256_bytes(facts))
+    return files, repeats
+
+
+def _published_files(round_folder: Path, ids: list[str], keep: set[str]) -> list[str]:
+    """The round's present records, repeats and graded facts that the new publication does not hold."""
+    stems = [*ids, *repeat_stems(names_in(round_folder), set(ids))]
+    present = []
+    for stem in stems:
+        for name in (f"{stem}.json", f"{ARTEFACTS_DIR}/{stem}.json"):
+            path = round_folder / name
+            if (path.exists() or path.is_symlink()) and name not in keep:
+                present.append(name)
+    return sorted(set(present))
 
 
 __all__ = [

@@ -25,6 +25,7 @@ from pytest_obelize_bench.records.published import (
 )
 from pytest_obelize_bench.records.runs import (
     IMPORTED_KIND,
+    CaseFileRef,
     RunManifest,
     incomplete_reasons,
     infrastructure_errors,
@@ -51,9 +52,49 @@ class Publication(BaseModel):
     with_infrastructure_errors: bool = False
     #: Every rerun of the published run (``run.json`` ``reruns``), each with the attempts it replaced.
     reruns: list[dict[str, Any]] = []
+    #: the case file the round was published from (absent in notes older than the field)
+    case_file: CaseFileRef | None = None
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        data = self.model_dump(mode="json")
+        if data["case_file"] is None:
+            del data["case_file"]
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+#: Whose rounds a results folder holds when no publication names a case file: the project's.
+DEFAULT_CASE_FILE = "cases/cases.yaml"
+
+
+def owner_refusal(results: Path, round_number: int, ref: CaseFileRef, *, results_given: bool) -> str | None:
+    """Why round ``round_number`` of case file ``ref`` may not be published into ``results``.
+
+    A results folder belongs to the case file its rounds were published from (round n's own
+    note first, then any round's, then the project's case file). A folder given explicitly, or
+    one with nothing published yet, is never refused.
+    """
+    if results_given:
+        return None
+    notes: dict[int, Publication] = {}
+    for folder in Path(results).glob("round-*"):
+        number = folder.name.removeprefix("round-")
+        try:
+            note = read_publication(folder) if number.isdigit() else None
+        except RecordError:
+            note = None
+        if note is not None:
+            notes[int(number)] = note
+    if not notes:
+        return None
+    named = [notes[round_number]] if round_number in notes and notes[round_number].case_file else []
+    named += [notes[n] for n in sorted(notes, reverse=True) if notes[n].case_file is not None]
+    owner = named[0].case_file.path if named and named[0].case_file is not None else DEFAULT_CASE_FILE
+    if owner == ref.path:
+        return None
+    return (
+        f"round {round_number} of {results} belongs to case file {owner}, not {ref.path}; "
+        f"pass --bench-results=DIR to publish this case file's rounds in a folder of their own"
+    )
 
 
 def sha256_text(text: str) -> str:
@@ -173,8 +214,10 @@ def _note_against_run(
 
 
 __all__ = [
+    "DEFAULT_CASE_FILE",
     "Publication",
     "expected_cases",
+    "owner_refusal",
     "publication_problems",
     "read_publication",
     "sha256_text",

@@ -23,8 +23,12 @@ SUMMARY_NAME = "summary.json"
 PUBLICATION_NAME = "publication.json"
 ARTEFACTS_DIR = "artefacts"
 RUNS_DIR = "runs"
+#: The lock one publisher of the round holds (``_util.locks.holder_lock``); ignored by git.
+LOCK_NAME = ".publish.lock"
+#: The journal of a publication under way (``transaction.py``); its presence fails the check.
+JOURNAL_NAME = "publication.pending"
 #: What a round folder may hold besides ``<id>.json`` for the case file's ids.
-KNOWN_ENTRIES = frozenset({SUMMARY_NAME, PUBLICATION_NAME, ARTEFACTS_DIR, RUNS_DIR})
+KNOWN_ENTRIES = frozenset({SUMMARY_NAME, PUBLICATION_NAME, ARTEFACTS_DIR, RUNS_DIR, LOCK_NAME, JOURNAL_NAME})
 
 
 def read_bounded_text(path: Path, cap: int = RECORD_CAP_BYTES) -> str:
@@ -114,7 +118,9 @@ def read_json_object(path: Path, cap: int = RECORD_CAP_BYTES) -> dict[str, objec
 
 __all__ = [
     "ARTEFACTS_DIR",
+    "JOURNAL_NAME",
     "KNOWN_ENTRIES",
+    "LOCK_NAME",
     "PUBLICATION_NAME",
     "RUNS_DIR",
     "SUMMARY_NAME",

@@ -73,6 +73,51 @@ class Rerun(_Model):
     replaced: list[Replaced] = []
 
 
+def portable_path(path: Path, results: Path) -> str:
+    """``path`` as a published file may name it: relative to the results folder's parent (the
+    project) when inside it, else under ``<tmp>`` or ``~``; never this machine's absolute path when
+    one of those fits."""
+    import tempfile
+
+    path = Path(path).resolve()
+    for base, label in (
+        (Path(results).resolve().parent, ""),
+        (Path(tempfile.gettempdir()).resolve(), "<tmp>/"),
+        (Path.home().resolve(), "~/"),
+    ):
+        if path.is_relative_to(base):
+            return label + path.relative_to(base).as_posix()
+    return str(path)
+
+
+def resolve_portable(text: str, results: Path) -> Path:
+    """The path ``portable_path`` wrote, on this machine."""
+    import tempfile
+
+    if text.startswith("<tmp>/"):
+        return Path(tempfile.gettempdir()) / text.removeprefix("<tmp>/")
+    if text.startswith("~/"):
+        return Path.home() / text.removeprefix("~/")
+    path = Path(text)
+    return path if path.is_absolute() else Path(results).resolve().parent / path
+
+
+class CaseFileRef(_Model):
+    """The case file a run ran from: its path (``portable_path``) and the sha256 of its bytes."""
+
+    path: str
+    sha256: str
+
+    def resolve(self, results: Path) -> Path:
+        return resolve_portable(self.path, results)
+
+
+def case_file_ref(case_file: Path, results: Path) -> CaseFileRef:
+    """The reference a run and a publication record for ``case_file``."""
+    path = Path(case_file).resolve()
+    return CaseFileRef(path=portable_path(path, results), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
 class RunManifest(_Model):
     """``run.json``: what a run was asked to do and what it did."""
 
@@ -84,6 +129,9 @@ class RunManifest(_Model):
     selection: Selection = Selection()
     cases_expected: list[str] = []
     cases_recorded: list[str] = []
+    #: the case file the run ran from, and the work root its logs are under
+    case_file: CaseFileRef | None = None
+    work_root: str | None = None
     tool: dict[str, Any] | None = None
     tools_recorded: list[str] = []
     packs: dict[str, dict[str, Any]] = {}
@@ -103,6 +151,8 @@ class RunManifest(_Model):
     case_keys_sha256: str | None = None
     machine_class: str | None = None
     repeat: int | None = None
+    #: every file of the run folder (but run.json) and its sha256, written when the run ends
+    digests: dict[str, str] = {}
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
@@ -222,6 +272,37 @@ def list_runs(results: Path, round_number: int) -> list[tuple[Path, RunManifest 
     return found
 
 
+#: The largest file of a run folder that is digested (graded facts are capped at 5 MiB).
+DIGEST_CAP_BYTES = 8 << 20
+
+
+def folder_digests(folder: Path) -> dict[str, str]:
+    """Every regular file under a run folder but ``run.json``, by relative path, with its sha256."""
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+
+    folder = Path(folder)
+    digests: dict[str, str] = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if relative == MANIFEST_NAME or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            digests[relative] = hashlib.sha256(read_untrusted(path, DIGEST_CAP_BYTES)).hexdigest()
+        except UntrustedFileError:
+            digests[relative] = "unreadable"
+    return digests
+
+
+def tampered(folder: Path, manifest: RunManifest) -> list[str]:
+    """The files of an ended run that no longer match what its session wrote (added, changed, gone)."""
+    if not manifest.digests:
+        return []
+    now = folder_digests(folder)
+    changed = [name for name, digest in manifest.digests.items() if now.get(name) != digest]
+    added = [name for name in now if name not in manifest.digests]
+    return sorted(changed + added)
+
+
 # -- writing one record ----------------------------------------------------------------------
 
 
@@ -312,26 +393,32 @@ __all__ = [
     "IMPORTED_KIND",
     "MANIFEST_NAME",
     "SESSION_KIND",
+    "CaseFileRef",
     "Replaced",
     "Rerun",
     "RunManifest",
     "RunRecords",
     "Selection",
     "add_record",
+    "case_file_ref",
     "check_run_id",
+    "folder_digests",
     "incomplete_reasons",
     "infrastructure_errors",
     "list_runs",
     "machine_class",
     "new_run_id",
+    "portable_path",
     "read_manifest",
     "read_run_records",
     "replaced_attempts",
     "rerun_cases",
     "rerun_entry",
+    "resolve_portable",
     "run_folder",
     "runs_root",
     "sandbox_of",
+    "tampered",
     "tool_label",
     "utc_now",
     "write_manifest",

@@ -59,8 +59,15 @@ class Controller:
         self.interrupted_missing: int | None = None
         #: hook: resume (resume.py): the records --bench-resume keeps, by case
         self.kept: dict[str, Record] = {}
+        #: whether this session named a new run (not a rerun or a resume of an earlier one)
+        self.new_run = False
+        #: the one line saying the results folder could not be written (the session then stops)
+        self.results_error: str | None = None
+        self.session: pytest.Session | None = None
         if self.writes_results:
-            self._start_run()
+            from pytest_obelize_bench.session.runlife import start_run
+
+            start_run(self)
 
     @property
     def writes_results(self) -> bool:
@@ -68,128 +75,19 @@ class Controller:
 
     # -- the run -------------------------------------------------------------------------
 
-    def _start_run(self) -> None:
-        """Name this session's run (or the run a rerun adds to) and what it will rerun."""
-        from pytest_obelize_bench.records.runs import (
-            new_run_id,
-            read_run_records,
-            rerun_cases,
-            run_folder,
-        )
-
-        results = Path(self.context.results_dir)
-        number = int(self.context.round or 0)
-        rerun = self.options.rerun
-        given = self.options.run
-        if self.options.resume is not None:  # hook: resume
-            if rerun or given:
-                raise pytest.UsageError("--bench-resume continues a run by itself; leave out --bench-rerun/--bench-run")
-            self._start_resume(results, number)
-            return
-        if rerun and not given:
-            raise pytest.UsageError("--bench-rerun=errors needs --bench-run=RUN: the run whose errored cases to rerun")
-        if given and not rerun:
-            raise pytest.UsageError("--bench-run=RUN is for --bench-rerun=errors; a new run gets an id of its own")
-        if given:
-            folder = _existing_run(results, number, given, "--bench-run")
-            from pytest_obelize_bench.casefile.cases import load_case_file
-
-            ids = [case.id for case in load_case_file(Path(self.context.cases_path)).cases]
-            self.only = rerun_cases(read_run_records(folder, ids).records, tool_errors=rerun == "all-errors")
-            self.run_id = given
-        else:
-            self.run_id = new_run_id()
-        self.run_dir = run_folder(results, number, self.run_id)
-
-    def _start_resume(self, results: Path, number: int) -> None:
-        """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
-        from pytest_obelize_bench import __version__
-        from pytest_obelize_bench.casefile.cases import load_case_file
-        from pytest_obelize_bench.records.runs import read_manifest, read_run_records, runs_root
-        from pytest_obelize_bench.session.resume import LATEST, latest_run, plan_resume
-
-        wanted = self.options.resume
-        run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
-        if run_id is None:
-            raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
-        folder = _existing_run(results, number, run_id, "--bench-resume")
-        cases = list(load_case_file(Path(self.context.cases_path)).cases)
-        plan = plan_resume(
-            run_id,
-            read_manifest(folder).exclude_newer,
-            self.context,
-            cases,
-            read_run_records(folder, [case.id for case in cases]).records,
-            cutoff_given=bool(self.options.exclude_newer),
-            harness_version=__version__,
-        )
-        self.context, self.run_id, self.only, self.kept = plan.context, run_id, plan.to_run, plan.kept
-        self.run_dir = folder
-
-    def _keep_resumed(self) -> None:
-        """Hook: resume.  The kept records stand in the run, marked, and count as this session's."""
-        from pytest_obelize_bench._util.safe_io import write_atomically
-        from pytest_obelize_bench.session.resume import mark_resumed
-
-        assert self.run_dir is not None
-        for case, record in self.kept.items():
-            marked = mark_resumed(record, str(self.run_id))
-            write_atomically(self.run_dir / f"{case}.json", marked.to_json())
-            self.records[case] = marked
-
-    def _selection(self) -> Any:
-        from pytest_obelize_bench.records.runs import Selection
-
-        return Selection(
-            keyword=self.options.keyword,
-            marker=self.options.markexpr,
-            split=self.options.split,
-            last_failed=self.options.last_failed,
-            rerun_errors=self.only is not None,
-        )
-
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
         if self.run_dir is None:
             return
-        from pytest_obelize_bench.records.runs import (
-            RunManifest,
-            read_manifest,
-            utc_now,
-            write_manifest,
-        )
+        from pytest_obelize_bench.session.runlife import keep_resumed, open_manifest, recover
 
-        if self.only is not None:
-            from pytest_obelize_bench.records.runs import rerun_entry
-
-            manifest = read_manifest(self.run_dir)
-            manifest.reruns.append(rerun_entry(self.run_dir, self.only, self.options.rerun or "resume"))
-        else:
-            from pytest_obelize_bench.casefile.cases import load_case_file
-            from pytest_obelize_bench.promotion.policy import registration_fields
-            from pytest_obelize_bench.records.publication_note import expected_cases
-
-            case_file = load_case_file(Path(self.context.cases_path))
-            tool = self.context.tool or {}
-            manifest = RunManifest(
-                run=str(self.run_id),
-                round=int(self.context.round or 0),
-                selection=self._selection(),
-                cases_expected=expected_cases(case_file, int(self.context.round or 0)),
-                tool={
-                    key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source", "exclude_newer_tool")
-                },
-                packs=dict(self.context.packs),
-                exclude_newer=self.context.exclude_newer,
-                interpreter_policy=self.context.interpreter_policy,
-                harness={key: self.context.harness.get(key) for key in ("version", "commit", "tree_dirty")},
-                started_at=utc_now(),
-                # pre-registration: the policy in force now is the one any decision on this run uses
-                **registration_fields(Path(self.context.cases_path), case_file.cases, self.options.repeat),
-            )
-        self.manifest = manifest
-        write_manifest(self.run_dir, manifest)
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        for line in recover(self):
+            if terminal is not None:
+                terminal.write_line(f"obelize-bench: {line}", yellow=True)
+        open_manifest(self)
         if self.kept:  # hook: resume
-            self._keep_resumed()
+            keep_resumed(self)
         self._start_progress()
 
     def _start_progress(self) -> None:
@@ -242,12 +140,9 @@ class Controller:
         for line in problems:
             if terminal is not None:
                 terminal.write_line(f"preflight: {line}", red=True)
-        if self.manifest is not None and self.run_dir is not None:
-            from pytest_obelize_bench.records.runs import utc_now, write_manifest
+        from pytest_obelize_bench.session.runlife import stopped_at_preflight
 
-            self.manifest.stopped = "preflight"
-            self.manifest.ended_at = utc_now()
-            write_manifest(self.run_dir, self.manifest)
+        stopped_at_preflight(self)
         from pytest_obelize_bench.session.outcome import EXIT_PREFLIGHT
 
         pytest.exit(
@@ -305,13 +200,28 @@ class Controller:
             lastfailed = self.config.pluginmanager.get_plugin("lfplugin")
             if lastfailed is not None:
                 lastfailed.lastfailed[nodeid] = True
-        if self.run_dir is not None:
+        if self.run_dir is not None and self.results_error is None:
             from pytest_obelize_bench.records.runs import add_record
 
             name = attempt_stem(record.case, record.attempt)
-            path = add_record(self.run_dir, name, text, artefacts)
+            try:
+                path = add_record(self.run_dir, name, text, artefacts)
+            except OSError as exc:
+                self._results_unwritable(exc)
+                return
             self.written.append(path)
             self._tidy(record)
+
+    def _results_unwritable(self, exc: OSError) -> None:
+        """The results folder cannot take a record (a full disk, say): stop the session cleanly,
+        keeping every record already written; one line says where and why."""
+        where = exc.filename or self.run_dir
+        self.results_error = (
+            f"results: cannot write {where}: {exc.strerror or exc}; the session stopped, "
+            f"keeping the {len(self.written)} record(s) already written in {self.run_dir}"
+        )
+        if self.session is not None:
+            self.session.shouldstop = self.results_error
 
     def _tidy(self, record: Record) -> None:
         """``--bench-keep``: remove a finished case's checkout and venv (its logs stay)."""
@@ -336,66 +246,27 @@ class Controller:
         if interrupted:
             self.interrupted_missing = len(set(self.watch.cases) - set(self.records))
         if self.run_dir is not None and self.manifest is not None and not self.manifest.stopped:
-            self._finish_run(interrupted=int(exitstatus) == int(pytest.ExitCode.INTERRUPTED))
+            from pytest_obelize_bench.session.runlife import finish_run
+
+            finish_run(self, interrupted=interrupted)
         if self.records and self.context.mode == "round":
             self._terminal_figures()
         xml = getattr(self.config.option, "xmlpath", None)
-        if xml:
+        if xml and self.context.mode == "round":  # a fixture at its expected tier is a pass there too
             from pytest_obelize_bench.session.junit import rewrite_junit
 
-            rewrite_junit(
-                Path(xml), self.records, Path(self.context.cases_path).stem if self.context.mode == "round" else None
-            )
+            rewrite_junit(Path(xml), self.records, Path(self.context.cases_path).stem)
         if self.kept and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # hook: resume: all kept
             session.exitstatus = pytest.ExitCode.OK
+        if self.results_error is not None:
+            from pytest_obelize_bench.session.outcome import EXIT_RESULTS_UNWRITABLE
+
+            session.exitstatus = EXIT_RESULTS_UNWRITABLE
         self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
             from pytest_obelize_bench.session.outcome import EXIT_TIER_GATE
 
             session.exitstatus = EXIT_TIER_GATE
-
-    def _finish_run(self, *, interrupted: bool) -> None:
-        """Close the manifest, then publish the run if it is a whole round (and may be)."""
-        from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
-        from pytest_obelize_bench.records.runs import (
-            read_run_records,
-            sandbox_of,
-            tool_label,
-            utc_now,
-            write_manifest,
-        )
-        from pytest_obelize_bench.summary.roundfiles import publish_round
-
-        assert self.run_dir is not None
-        try:
-            case_file = load_case_file(Path(self.context.cases_path))
-        except CaseFileError as exc:
-            self.summary_error = exc.problems[0] if exc.problems else str(exc)
-            return
-        found = read_run_records(self.run_dir, [case.id for case in case_file.cases])
-        manifest = self.manifest
-        manifest.cases_recorded = sorted(found.records)
-        manifest.tools_recorded = sorted({tool_label(r) for r in found.records.values()})
-        manifest.sandbox = sandbox_of(found.records.values())
-        manifest.ended_at = utc_now()
-        manifest.interrupted = manifest.interrupted or interrupted
-        write_manifest(self.run_dir, manifest)
-        if not self.options.publish:
-            self.publish_lines = [f"run {self.run_id} not published (--bench-no-publish); run folder: {self.run_dir}"]
-            return
-        number = int(self.context.round or case_file.round)
-        try:
-            outcome = publish_round(
-                Path(self.context.results_dir),
-                case_file,
-                number,
-                str(self.run_id),
-                allow_infrastructure_errors=self.options.publish_with_infra_errors,
-            )
-        except (CaseFileError, RecordError, OSError) as exc:
-            self.summary_error = str(exc).splitlines()[0]
-            return
-        self.publish_lines = outcome.lines
 
     def _terminal_figures(self) -> None:
         from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
@@ -433,7 +304,7 @@ class Controller:
         return lines
 
     def terminal_summary(self, terminal: Any, *, list_tiers: bool) -> None:
-        if not self.records and not self.unreadable and self.interrupted_missing is None:
+        if not self.records and not self.unreadable and self.interrupted_missing is None and not self.results_error:
             return
         terminal.write_sep("=", "obelize-bench")
         logs = Path(self.context.work_root) / self.context.round_label
@@ -455,7 +326,8 @@ class Controller:
             terminal.write_line(
                 "fixtures: "
                 + ", ".join(f"{n} {tier}" for tier, n in counts.items() if n)
-                + " (nothing written under results/)"
+                + " (a fixture passes when it reaches the tier its expected.json names, error included; "
+                "nothing written under results/)"
             )
             terminal.write_line(f"logs: {logs}")
         for line in self._remote_log_lines():
@@ -469,23 +341,11 @@ class Controller:
             )
         for problem in self.unreadable:
             terminal.write_line(f"unreadable record: {problem}", red=True)
+        if self.results_error:
+            terminal.write_line(self.results_error, red=True, bold=True)
         if self.summary_error:
             terminal.write_line(f"summary not written: {self.summary_error}", red=True)
         if self.gated:
             terminal.write_line(
                 f"--bench-fail-on={','.join(sorted(self.gate))}: {', '.join(self.gated)}", red=True, bold=True
             )
-
-
-def _existing_run(results: Path, number: int, run_id: str, option: str) -> Path:
-    """The folder of an existing run named on ``option``; a usage error when the id or the run is not."""
-    from pytest_obelize_bench.records.runs import check_run_id, run_folder
-
-    try:
-        check_run_id(run_id)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{option}: {exc}") from None
-    folder = run_folder(results, number, run_id)
-    if not (folder / "run.json").is_file():
-        raise pytest.UsageError(f"{option}: no run {run_id} in {folder.parent}")
-    return folder

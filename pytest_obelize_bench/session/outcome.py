@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_obelize_bench.isolation.reachability import EXIT_PREFLIGHT as _EXIT_PREFLIGHT
+
 #: category, letter, word and colour of each tier in the terminal.
 TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
     "verified_success": ("V", "VERIFIED_SUCCESS", {"green": True, "bold": True}),
@@ -26,8 +28,10 @@ TIER_DISPLAY: dict[str, tuple[str, str, dict[str, bool]]] = {
 REPORT_CHAR = "T"
 #: the exit status of a session in which a case reached a tier named by --bench-fail-on.
 EXIT_TIER_GATE = 6
+#: the exit status of a session that stopped because the results folder could not be written.
+EXIT_RESULTS_UNWRITABLE = 7
 #: the exit status of a round stopped by its preflight (nothing ran).
-EXIT_PREFLIGHT = 4
+EXIT_PREFLIGHT = _EXIT_PREFLIGHT
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,19 @@ class CaseOutcome:
 OUTCOME_KEY: pytest.StashKey[CaseOutcome] = pytest.StashKey()
 
 
+def tier_status(tier: str, *, fixtures: bool) -> tuple[str, str, tuple[str, dict[str, bool]]]:
+    """The report's (category, letter, (word, markup)) for a case that reached ``tier``.
+
+    In a round the tier is the category (a measurement, not a failure). In the fixtures pass a
+    fixture at its expected tier passed, whatever the tier (``error`` included), and shows the
+    tier beside it; only a mismatch with expected.json fails the item.
+    """
+    letter, word, markup = TIER_DISPLAY[tier]
+    if fixtures:
+        return "passed", letter, (f"PASSED ({tier})", {"green": True})
+    return tier, letter, (word, markup)
+
+
 def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
     """The tiers ``--bench-fail-on`` names; ValueError naming any unknown one."""
     from pytest_obelize_bench.grading.record import TIERS  # here: the plugin imports this module at start-up
@@ -59,10 +76,12 @@ def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
 
 __all__ = [
     "EXIT_PREFLIGHT",
+    "EXIT_RESULTS_UNWRITABLE",
     "EXIT_TIER_GATE",
     "OUTCOME_KEY",
     "REPORT_CHAR",
     "TIER_DISPLAY",
     "CaseOutcome",
     "parse_tier_gate",
+    "tier_status",
 ]

@@ -10,74 +10,35 @@ URL after ``--end-of-options`` so no value of the case file can become a git opt
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import Case
-from pytest_obelize_bench.isolation.executor import (
-    Completed,
-    Executor,
-    ProcessExecutor,
-    step_environment,
+from pytest_obelize_bench.isolation.executor import Executor, ProcessExecutor
+from pytest_obelize_bench.isolation.reachability import (
+    LS_REMOTE_TIMEOUT_S,
+    PARALLEL_PROBES,
+    Probe,
+    Repository,
+    probe_environment,
+    reachability_probes,
+    run_probes,
 )
 
-#: How many probes run at once: enough to hide network latency, few enough to be polite.
-PARALLEL_PROBES = 8
-LS_REMOTE_TIMEOUT_S = 30.0
 PYTHON_FIND_TIMEOUT_S = 30.0
 #: What one case needs on disk while it runs: a checkout and a venv holding both SDKs.
 CASE_DISK_BYTES = 400 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Probe:
-    """One command to run for one case, and the line to print when it fails."""
-
-    case: str
-    argv: tuple[str, ...]
-    failure: str
-
-
-def _last_line(completed: Completed) -> str:
-    if completed.timed_out:
-        return "no answer in time"
-    if completed.launch_error:
-        return completed.launch_error
-    lines = [line.strip() for line in completed.output().splitlines() if line.strip()]
-    text = lines[-1] if lines else f"exit {completed.exit_code}"
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
 def repository_probes(cases: Sequence[Case], cache: Path | None) -> tuple[list[Probe], list[str]]:
-    """``git ls-remote`` for each repository not already in the cache at its pinned commit.
+    """``git ls-remote`` for each repository not already in the cache.
 
-    Returns the probes and the cases the cache already answers for (checked by the caller with
-    a local ``cat-file``, which needs no network).
+    Returns the probes and the cases the cache already answers for.
     """
-    probes: list[Probe] = []
-    cached: list[str] = []
-    for case in cases:
-        if not case.repo:
-            continue
-        if cache is not None and case.full_name:
-            owner, _, name = case.full_name.partition("/")
-            bare = Path(cache) / owner / f"{name}.git"
-            if (bare / "HEAD").is_file():
-                cached.append(case.id)
-                continue
-        probes.append(
-            Probe(
-                case.id,
-                ("git", "ls-remote", "--quiet", "--end-of-options", case.repo, "HEAD"),
-                f"repository {case.repo} is unreachable",
-            )
-        )
-    return probes, cached
+    repositories = [Repository(case.id, case.repo, case.full_name) for case in cases if case.repo]
+    return reachability_probes(repositories, cache)
 
 
 def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Probe]:
@@ -125,27 +86,6 @@ def disk_problem(
     )
 
 
-def run_probes(
-    probes: Sequence[Probe], executor: Executor, *, logs: Path, env: dict[str, str], timeout: float
-) -> list[str]:
-    """Run the probes in parallel (bounded); one line per failing probe, in the probes' order."""
-    logs.mkdir(parents=True, exist_ok=True)
-
-    def one(index: int, probe: Probe) -> str | None:
-        if not probe.argv:
-            return f"{probe.case}: {probe.failure}"
-        done = executor.run(
-            list(probe.argv), cwd=logs, env=env, timeout=timeout, log=logs / f"{index:03d}-{probe.case}.log"
-        )
-        if done.exit_code == 0 and not done.timed_out:
-            return None
-        return f"{probe.case}: {probe.failure}: {_last_line(done)}"
-
-    with ThreadPoolExecutor(max_workers=PARALLEL_PROBES) as pool:
-        results = list(pool.map(lambda pair: one(*pair), enumerate(probes)))
-    return [line for line in results if line is not None]
-
-
 def _matched(probes: Sequence[Probe], lines: Sequence[str]) -> list[tuple[Probe, str]]:
     """Pair each failure line with its probe (lines start with the probe's case id)."""
     pairs: list[tuple[Probe, str]] = []
@@ -173,9 +113,7 @@ def run_preflight(
 
     executor = executor or ProcessExecutor()
     root = Path(context.work_root) / "preflight" / context.round_label
-    home = root / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    env = step_environment(os.environ, home=home, extra={"GIT_TERMINAL_PROMPT": "0", **NO_INTERPRETER_DOWNLOADS})
+    env = probe_environment(root / "home", dict(NO_INTERPRETER_DOWNLOADS))
     cache = Path(context.repo_cache) if context.repo_cache else None
     repos, _ = repository_probes(cases, cache)
     problems = run_probes(repos, executor, logs=root / "git", env=env, timeout=LS_REMOTE_TIMEOUT_S)
@@ -205,6 +143,8 @@ def one_line_per_case(problems: Sequence[str], order: Sequence[str]) -> list[str
 
 __all__ = [
     "CASE_DISK_BYTES",
+    "LS_REMOTE_TIMEOUT_S",
+    "PARALLEL_PROBES",
     "Probe",
     "disk_problem",
     "interpreter_probes",

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_obelize_bench._util.charts import Chart, figures_section
+from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, figures_section
+from pytest_obelize_bench._util.locks import DEFAULT_WAIT_S, LockBusy, holder_lock
 from pytest_obelize_bench._util.safe_io import read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.records.publication import Outcome, publish_run
-from pytest_obelize_bench.records.published import SUMMARY_NAME, read_published
+from pytest_obelize_bench.records.published import JOURNAL_NAME, LOCK_NAME, SUMMARY_NAME, read_published
 from pytest_obelize_bench.report.document import DOCUMENT_NAME, check_document, render_document
 from pytest_obelize_bench.report.round_block import render_round_block
 from pytest_obelize_bench.report.round_cases import RoundData
@@ -33,6 +34,9 @@ from pytest_obelize_bench.report.summary_json import round_summary
 from pytest_obelize_bench.summary.figures import check_figures, write_figures
 
 _ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
+#: The lock every rewrite of the results document holds (rounds are published one per lock, the
+#: document is shared by all of them).
+DOCUMENT_LOCK = ".document.lock"
 
 
 # -- the error analysis (pytest_obelize_bench.error_analysis.commands renders and loads it) ---------------
@@ -160,6 +164,11 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
         if publication.reruns:  # only then: a round never rerun keeps its summary as it was
             note["reruns"] = publication.reruns
     expected = expected_cases(case_file, n) if n >= case_file.round else sorted(records)
+    if (folder / JOURNAL_NAME).exists():
+        problems.append(
+            f"round {n} is half-published ({folder / JOURNAL_NAME} is there): "
+            "run `obelize-bench summarize` or `obelize-bench publish` to finish it"
+        )
     problems.extend(publication_problems(Path(results_dir), n, published, expected))
     # Repeats and their graded facts, read as untrusted evidence (evidence.py).
     from pytest_obelize_bench.grading.grade import expected_rows
@@ -181,6 +190,37 @@ def _dump(data: Mapping[str, Any]) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
+def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
+    """Finish a publication a killed process left half-done, and remove its temporary files.
+
+    The caller holds the round's lock. One line per thing recovered; none when there was nothing.
+    """
+    from pytest_obelize_bench.records.runs import run_folder
+    from pytest_obelize_bench.records.transaction import (
+        finish,
+        read_journal,
+        remove_temporaries,
+        roll_forward,
+        temporaries_of,
+    )
+
+    results_dir = Path(results_dir)
+    round_folder = results_dir / f"round-{n}"
+    lines = []
+    journal = read_journal(round_folder)
+    with holder_lock(results_dir / DOCUMENT_LOCK, "the results document"):
+        removed = remove_temporaries(*temporaries_of(round_folder), results_dir, results_dir / FIGURES_FOLDER)
+        if removed:
+            lines.append(f"recovered: removed {len(removed)} temporary file(s) a killed writer left in {round_folder}")
+        if journal is None:
+            return lines
+        roll_forward(round_folder, run_folder(results_dir, n, journal.run), journal)
+        write_round_outputs(results_dir, case_file, n)
+    finish(round_folder)
+    lines.append(f"recovered: round {n}: finished publishing run {journal.run}, which a stopped process left half-done")
+    return lines
+
+
 def publish_round(
     results_dir: Path,
     case_file: CaseFile,
@@ -188,13 +228,44 @@ def publish_round(
     run_id: str,
     *,
     allow_infrastructure_errors: bool = False,
+    results_given: bool = True,
+    wait: float = DEFAULT_WAIT_S,
 ) -> Outcome:
-    """Publish a run as round ``n`` (``records.publication``), then rewrite the round's document."""
-    outcome = publish_run(results_dir, case_file, n, run_id, allow_infrastructure_errors=allow_infrastructure_errors)
-    if outcome.published:
-        document, _ = write_round_outputs(results_dir, case_file, n)
-        outcome.lines.append(f"summary: {document}")
-    return outcome
+    """Publish a run as round ``n`` (``records.publication``), then rewrite the round's document.
+
+    One publisher of a round at a time (the round's lock, waited for at most ``wait`` seconds);
+    a publication an earlier process left half-done is finished first. The journal is removed
+    only after the document is rewritten, so a crash anywhere is recovered whole.
+    """
+    from pytest_obelize_bench.records.publication_note import owner_refusal
+    from pytest_obelize_bench.records.runs import case_file_ref
+    from pytest_obelize_bench.records.transaction import finish
+
+    results_dir = Path(results_dir)
+    round_folder = results_dir / f"round-{n}"
+    refused = owner_refusal(results_dir, n, case_file_ref(case_file.path, results_dir), results_given=results_given)
+    if refused is not None:  # before the lock, so a refused publication creates nothing
+        return Outcome(False, [f"run {run_id} is not published: {refused}"])
+    try:
+        with holder_lock(round_folder / LOCK_NAME, f"round {n}", wait):
+            recovered = recover_round(results_dir, case_file, n)
+            outcome = publish_run(
+                results_dir,
+                case_file,
+                n,
+                run_id,
+                allow_infrastructure_errors=allow_infrastructure_errors,
+                results_given=results_given,
+            )
+            if outcome.published:
+                with holder_lock(results_dir / DOCUMENT_LOCK, "the results document", wait):
+                    document, _ = write_round_outputs(results_dir, case_file, n)
+                finish(round_folder)
+                outcome.lines.append(f"summary: {document}")
+            outcome.lines[:0] = recovered
+            return outcome
+    except LockBusy as exc:
+        return Outcome(False, [f"run {run_id} is not published: {exc}"])
 
 
 def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple[Path, Path]:
@@ -235,6 +306,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         apply_measurements,
         check_measurements,
         measurement_charts,
+        measurement_problems,
     )
     from pytest_obelize_bench.promotion.decision_chart import decision_charts
     from pytest_obelize_bench.promotion.decision_list import (
@@ -247,6 +319,11 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     try:
         case_file = load_case_file(case_file_path)
         rounds = rounds_on_disk(results_dir, case_file)
+        if not check:
+            for n in [n for n in rounds if (results_dir / f"round-{n}").is_dir()]:
+                with holder_lock(results_dir / f"round-{n}" / LOCK_NAME, f"round {n}"):
+                    for line in recover_round(results_dir, case_file, n):
+                        print(f"obelize-bench summarize: {line}", file=stream)
         loaded = {n: read_round_folder(results_dir, case_file, n) for n in rounds}
         rendered = {n: round_block_with_figures(round_.data) for n, round_ in loaded.items()}
         blocks = {n: _errors_text(results_dir, case_file, loaded[n].data, block) for n, (block, _) in rendered.items()}
@@ -258,11 +335,12 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         # A measurement that cannot be rendered has no chart; check_measurements names the problem.
         with contextlib.suppress(MeasurementError):
             charts.extend(measurement_charts(results_dir, Path(case_file_path).parent))
-    except (CaseFileError, RecordError, EvidenceError, ValueError) as exc:
+    except (CaseFileError, RecordError, EvidenceError, ValueError, LockBusy) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)
         return 1
     problems = [problem for round_ in loaded.values() for problem in round_.problems]
+    problems += measurement_problems(results_dir)
     unknown = [path for round_ in loaded.values() for path in round_.unknown]
     if check:
         for problem in problems:
@@ -293,8 +371,13 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1
-    write_figures(results_dir, charts, prune=True)
-    write_atomically(document, text)
+    try:
+        with holder_lock(results_dir / DOCUMENT_LOCK, "the results document"):
+            write_figures(results_dir, charts, prune=True)
+            write_atomically(document, text)
+    except LockBusy as exc:
+        print(f"obelize-bench summarize: {exc}", file=stream)
+        return 1
     print(f"wrote {document} and {len(charts)} figures ({_rounds_text(rounds)})", file=stream)
     return 0
 
@@ -304,6 +387,7 @@ __all__ = [
     "load_round",
     "publish_round",
     "read_round_folder",
+    "recover_round",
     "round_block_with_figures",
     "rounds_on_disk",
     "summarize",

@@ -208,6 +208,10 @@ def test_an_unfetchable_repository_is_an_error_record_and_the_rest_go_on(
     result = _run(pytester, frame, tmp_path, "-v")
     assert result.ret == 0
     assert "ERROR" in result.stdout.str()
+    result.stdout.fnmatch_lines(["not published: 1 repositories errored for infrastructure reasons (o/plain)*"])
+    assert not (tmp_path / "results").exists()
+    result = _run(pytester, frame, tmp_path, "--bench-publish-with-infra-errors")
+    assert result.ret == 0
     scan = json.loads((tmp_path / "results" / "gate1" / "scan.json").read_text(encoding="utf-8"))
     plain = scan["scanned"][2]
     assert plain["error"].startswith("fetch: fetch_failed:") and plain["findings"] == [] and plain["counts"] is None

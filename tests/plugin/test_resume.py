@@ -155,8 +155,15 @@ def test_a_resumed_unchanged_round_runs_nothing_and_a_changed_key_runs_again(tmp
         latest["bob__trap-vertex-preview"]["provenance"]["content_key"]
         != first["bob__trap-vertex-preview"]["provenance"]["content_key"]
     )
+    # Nothing was rewritten in place: each record a resume kept or replaced stays, byte for byte.
     earlier = rounds.only_run(project / "results" / "round-2") / "attempts"
-    assert sorted(p.name for p in earlier.glob("*.json")) == ["bob__trap-vertex-preview.1.json"]
+    assert sorted(p.name for p in earlier.glob("*.json")) == [
+        "ann__trap-vertex.1.json",
+        "bob__trap-vertex-preview.1.json",
+        "bob__trap-vertex-preview.2.json",
+    ]
+    kept = json.loads((earlier / "ann__trap-vertex.1.json").read_text(encoding="utf-8"))
+    assert kept == first["ann__trap-vertex"]
 
 
 @pytest.mark.usefixtures("index_uv_cache")

@@ -380,3 +380,17 @@ def test_the_console_script_takes_run_folders(project: Path, monkeypatch: pytest
     status = cli_main(["gate", "--incumbent", str(old), "--candidate", str(new)], out=out)
     assert status == 0, out.getvalue()
     assert len(list((project / "results" / "decisions").glob("*-new.json"))) == 1
+
+
+def test_bare_run_ids_are_runs_and_two_decisions_leave_two_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pr.write_run(project, "old", {}, ended_at=now)
+    pr.write_run(project, "new", half_verified(), version="0.9.0", ended_at=now)
+    monkeypatch.chdir(project)
+    for _ in range(2):
+        out = io.StringIO()
+        assert cli_main(["gate", "--incumbent", "old", "--candidate", "new"], out=out) == 0, out.getvalue()
+    written = sorted(path.name for path in (project / "results" / "decisions").glob("*.json"))
+    assert len(written) == 2 and [name for name in written if name.endswith("-new-2.json")], written

@@ -1,0 +1,186 @@
+"""The controller's side of a Gate 1 or dry-run session: preflight, collect, guard, publish.
+
+Before anything runs, every selected repository must be reachable or cached (the round's
+preflight, exit status 4). The records arrive on the reports; a whole frame is published only
+when something was measured and no error is the machine's (unless
+``--bench-publish-with-infra-errors``), with a note naming the session (``publication.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.measure.frame import Frame
+    from pytest_obelize_bench.measure.labels import AnswerKey
+    from pytest_obelize_bench.measure.staging import MeasureContext
+
+
+class MeasureController:
+    """The controller's side: collect the records, publish a whole frame, print the figures."""
+
+    def __init__(
+        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
+    ) -> None:
+        self.config = config
+        self.context = context
+        self.frame = frame
+        self.keys = keys
+        self.frame_path = frame_path
+        self.records: dict[str, Any] = {}
+        self.counts: list[str] = []
+        self.unreadable: list[str] = []
+        self.lines: list[str] = []
+        self.preflighted = False
+
+    # -- the preflight: every selected repository reachable or cached ------------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.config.pluginmanager.get_plugin("dsession") is None:
+            self._preflight([item.name for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._preflight([nodeid.rpartition("::")[2] for nodeid in ids])
+
+    def _preflight(self, selected: list[str]) -> None:
+        """Stop with EXIT_PREFLIGHT and one line per repository that can be neither fetched nor found
+        in the cache: such a session could only measure infrastructure errors."""
+        if self.preflighted or self.config.getoption("collectonly") or self.config.getoption("--bench-no-preflight"):
+            return
+        self.preflighted = True
+        from pytest_obelize_bench.isolation.reachability import EXIT_PREFLIGHT, Repository, unreachable
+
+        wanted = set(selected)
+        repositories = [
+            Repository(repo.id, repo.url, repo.full_name)
+            for repo in self.frame.repositories
+            if repo.id in wanted and repo.url is not None
+        ]
+        cache = Path(self.context.repo_cache) if self.context.repo_cache else None
+        root = Path(self.context.work_root) / "preflight" / self.context.label
+        problems = unreachable(repositories, cache, root)
+        if not problems:
+            return
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        for line in problems:
+            if terminal is not None:
+                terminal.write_line(f"preflight: {line}", red=True)
+        pytest.exit(
+            f"preflight failed for {len(problems)} repositories; nothing ran and nothing was published "
+            "(--bench-repo-cache=DIR supplies them offline; --bench-no-preflight runs anyway)",
+            returncode=EXIT_PREFLIGHT,
+        )
+
+    def _parse(self, text: str) -> Any:
+        from pytest_obelize_bench.measure import dryrun_items, gate1_items
+
+        return (gate1_items if self.context.mode == "gate1" else dryrun_items).parse_record(text)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = getattr(report, "bench_measure", None)
+        if text is None:
+            return
+        try:
+            record = self._parse(text)
+        except ValueError as exc:
+            self.unreadable.append(f"{report.nodeid}: {str(exc).splitlines()[0]}")
+            return
+        self.records[record.full_name] = record
+        counts = getattr(report, "bench_measure_counts", None)
+        if counts:
+            self.counts.append(counts)
+
+    def _frame_label(self) -> str:
+        try:
+            return self.frame_path.relative_to(Path(self.config.rootpath).resolve()).as_posix()
+        except ValueError:
+            return self.frame_path.name
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.records:
+            return
+        wanted = [repo.full_name for repo in self.frame.repositories]
+        if self.context.mode == "gate1":
+            from pytest_obelize_bench.measure.gate1_items import pooled_lines
+
+            self.lines = pooled_lines(self.keys, self.records)
+        else:
+            from pytest_obelize_bench.measure.dryrun_items import outcome_line
+
+            self.lines = [outcome_line(self.records)]
+        if self.frame.is_fixture:
+            self.lines.append("fixture frame: nothing written under results/")
+            return
+        missing = [name for name in wanted if name not in self.records]
+        if missing:
+            self.lines.append(
+                f"not published: {len(self.records)} of {len(wanted)} repositories of the frame ran, "
+                "and a partial run is never published"
+            )
+            return
+        from pytest_obelize_bench.measure import dryrun_items, gate1_items
+        from pytest_obelize_bench.measure.publication import (
+            dryrun_error_parts,
+            infrastructure_repositories,
+            refusal,
+            scan_error_parts,
+        )
+        from pytest_obelize_bench.records.runs import new_run_id
+
+        split = scan_error_parts if self.context.mode == "gate1" else dryrun_error_parts
+        errors = {name: parts for name, record in self.records.items() if (parts := split(record.error))}
+        infrastructure = infrastructure_repositories(errors)
+        refused = refusal(
+            "scanned" if self.context.mode == "gate1" else "planned",
+            len(self.records) - len(errors),
+            len(self.records),
+            infrastructure,
+            allow_infrastructure=bool(self.config.getoption("--bench-publish-with-infra-errors")),
+        )
+        if refused is not None:
+            self.lines.append(refused)
+            return
+        write_block = not self.config.getoption("--bench-no-summary")
+        label, run, count = self._frame_label(), new_run_id(), len(infrastructure)
+        try:
+            if self.context.mode == "gate1":
+                self.lines += gate1_items.publish(
+                    self.context,
+                    self.frame,
+                    self.keys,
+                    self.records,
+                    frame_label=label,
+                    write_block=write_block,
+                    session=run,
+                    infrastructure=count,
+                )
+            else:
+                self.lines += dryrun_items.publish(
+                    self.context,
+                    self.frame,
+                    self.records,
+                    frame_label=label,
+                    write_block=write_block,
+                    session=run,
+                    infrastructure=count,
+                )
+        except (OSError, ValueError) as exc:
+            self.lines.append(f"not published: {str(exc).splitlines()[0]}")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.records and not self.unreadable:
+            return
+        terminalreporter.write_sep(
+            "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
+        )
+        for line in sorted(self.counts):
+            terminalreporter.write_line(line)
+        for line in self.lines:
+            terminalreporter.write_line(line)
+        for problem in self.unreadable:
+            terminalreporter.write_line(f"unreadable record: {problem}", red=True)

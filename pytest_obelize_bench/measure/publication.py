@@ -1,0 +1,144 @@
+"""The guard and the note of a published measurement (Gate 1's scan, a pack's dry run).
+
+A measurement is published like a round: never from a session in which nothing was measured,
+never with infrastructure errors unless ``--bench-publish-with-infra-errors`` says so, and always
+with ``publication.json`` beside the document naming the session and the sha256 of each file it
+wrote. ``note_problems`` reads them back for ``summarize --check``: a hand edit, or a file that
+bypassed the guard, has no note or a note that no longer matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
+
+NOTE_NAME = "publication.json"
+#: A published measurement document is at most this large (80 repositories' findings).
+DOCUMENT_CAP_BYTES = 64 << 20
+INFRA_FLAG = "--bench-publish-with-infra-errors"
+
+
+class MeasurementNote(BaseModel):
+    """``publication.json`` beside a published measurement: which session wrote which bytes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    kind: Literal["session", "imported"] = "session"
+    measurement: Literal["gate1", "dryrun"]
+    pack: str
+    session: str
+    published_at: str | None = None
+    files: dict[str, str]
+    repositories: int
+    infrastructure_errors: int = 0
+    with_infrastructure_errors: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def scan_error_parts(error: str | None) -> tuple[str, str] | None:
+    """A Gate 1 record's error (``step: reason: detail``) as (step, reason); None without one."""
+    if error is None:
+        return None
+    step, _, rest = error.partition(": ")
+    return step, rest.partition(": ")[0]
+
+
+def dryrun_error_parts(error: str | None) -> tuple[str, str] | None:
+    """A dry-run record's error (``reason: step: detail``) as (step, reason); None without one."""
+    if error is None:
+        return None
+    reason, _, rest = error.partition(": ")
+    return rest.partition(": ")[0], reason
+
+
+def infrastructure_repositories(errors: Mapping[str, tuple[str, str]]) -> list[str]:
+    """The repositories whose error (step, reason) is the machine's, not the tool's."""
+    return sorted(name for name, (step, reason) in errors.items() if error_class(reason, step) == INFRASTRUCTURE)
+
+
+def refusal(
+    what: str, measured: int, total: int, infrastructure: Sequence[str], *, allow_infrastructure: bool
+) -> str | None:
+    """Why this session may not replace the published measurement; None when it may."""
+    if measured == 0:
+        return f"not published: no repository of the frame was {what} ({total} errored), so there is nothing to report"
+    if infrastructure and not allow_infrastructure:
+        shown = ", ".join(infrastructure[:5]) + (
+            f" and {len(infrastructure) - 5} more" if len(infrastructure) > 5 else ""
+        )
+        return (
+            f"not published: {len(infrastructure)} repositories errored for infrastructure reasons ({shown}); "
+            f"the published one stays. Rerun when they can be fetched, or pass {INFRA_FLAG}"
+        )
+    return None
+
+
+def read_note(folder: Path) -> MeasurementNote | None:
+    """The note in ``folder``; None when there is none; ValueError (one line) when it is unreadable."""
+    path = Path(folder) / NOTE_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        return MeasurementNote.model_validate_json(read_untrusted_text(path, 1 << 20))
+    except UntrustedFileError as exc:
+        raise ValueError(str(exc)) from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a publication note: {str(exc).splitlines()[0]}") from None
+
+
+def note_problems(folder: Path, document: str, infrastructure: int) -> list[str]:
+    """Why the published ``document`` in ``folder`` is not exactly what a guarded session wrote."""
+    try:
+        note = read_note(folder)
+    except ValueError as exc:
+        return [str(exc)]
+    if note is None:
+        return [f"{folder / document}: published without {NOTE_NAME}: no session is known to have written it"]
+    problems = []
+    if document not in note.files:
+        problems.append(f"{folder / NOTE_NAME}: does not name {document}")
+    for name, digest in sorted(note.files.items()):
+        try:
+            text = read_untrusted_text(folder / name, DOCUMENT_CAP_BYTES)
+        except UntrustedFileError as exc:
+            problems.append(str(exc))
+            continue
+        if sha256_text(text) != digest:
+            problems.append(f"{folder / name}: differs from what session {note.session} published")
+    if note.kind == "session" and infrastructure != note.infrastructure_errors:
+        problems.append(
+            f"{folder / NOTE_NAME}: declares {note.infrastructure_errors} infrastructure error(s), "
+            f"the document holds {infrastructure}"
+        )
+    if note.kind == "session" and infrastructure and not note.with_infrastructure_errors:
+        problems.append(f"{folder / document}: {infrastructure} infrastructure error(s) published without {INFRA_FLAG}")
+    return problems
+
+
+__all__ = [
+    "INFRA_FLAG",
+    "NOTE_NAME",
+    "MeasurementNote",
+    "dryrun_error_parts",
+    "infrastructure_repositories",
+    "note_problems",
+    "read_note",
+    "refusal",
+    "scan_error_parts",
+    "sha256_text",
+]

@@ -1,0 +1,151 @@
+"""Publishing a round as one transaction: a journal, a roll forward, recovery on the next touch.
+
+``publish_run`` never writes a round file before the journal ``publication.pending`` is in place.
+The journal names the run, every file the round will hold with its sha256 and where in the
+(immutable) run folder it comes from, the files to remove, and the new ``publication.json``
+itself. Writing it (atomically) is the commit: before it the round is the old one, whole; after
+it, ``roll_forward`` makes the round the new one, whole, and may be repeated any number of times
+(each step checks what is already there). The journal is removed last, by the caller that also
+rewrote the document (``summary.roundfiles``), so ``summarize --check`` fails for as long as it
+is there. A temporary file left by a killed writer is removed by the same recovery.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, fault_point, read_untrusted, write_atomically
+from pytest_obelize_bench.grading.record import RecordError
+from pytest_obelize_bench.records.published import ARTEFACTS_DIR, JOURNAL_NAME, PUBLICATION_NAME
+
+#: The largest file a publication copies (graded facts are capped at 5 MiB).
+COPY_CAP_BYTES = 8 << 20
+#: ``write_atomically``'s temporary files: ``.<name>.<random>``.
+_TEMPORARY = re.compile(r"\.[^/]+\.[A-Za-z0-9_]{8}")
+
+
+class Journal(BaseModel):
+    """``publication.pending``: everything a publication will write, decided before it writes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    round: int
+    run: str
+    #: round-relative path -> (run-relative source path, sha256)
+    files: dict[str, tuple[str, str]]
+    #: round-relative paths to remove (the earlier publication's files the new one does not hold)
+    remove: list[str]
+    #: the new publication.json, written last
+    note: str
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _safe_relative(path: str) -> bool:
+    parts = Path(path).parts
+    return bool(parts) and not Path(path).is_absolute() and ".." not in parts
+
+
+def read_journal(round_folder: Path) -> Journal | None:
+    """The round's pending publication, None when there is none; RecordError when it is unreadable."""
+    path = Path(round_folder) / JOURNAL_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        journal = Journal.model_validate_json(read_untrusted(path, COPY_CAP_BYTES))
+    except UntrustedFileError as exc:
+        raise RecordError(str(exc)) from None
+    except ValueError as exc:
+        raise RecordError(f"{path}: not a publication journal: {str(exc).splitlines()[0]}") from None
+    paths = [*journal.files, *(source for source, _ in journal.files.values()), *journal.remove]
+    if not all(_safe_relative(p) for p in paths):
+        raise RecordError(f"{path}: names a path outside its folder; refused")
+    return journal
+
+
+def commit(round_folder: Path, journal: Journal) -> None:
+    """The commit point: from here on the new round is the one that will stand."""
+    write_atomically(Path(round_folder) / JOURNAL_NAME, journal.to_json())
+
+
+def _matches(path: Path, digest: str) -> bool:
+    try:
+        return not path.is_symlink() and path.is_file() and sha256_bytes(read_untrusted(path, COPY_CAP_BYTES)) == digest
+    except UntrustedFileError:
+        return False
+
+
+def roll_forward(round_folder: Path, run_folder: Path, journal: Journal) -> None:
+    """Make the round exactly what the journal says; idempotent. RecordError when the run folder no
+    longer holds what the journal was written from (the journal stays, and the check keeps failing)."""
+    round_folder, run_folder = Path(round_folder), Path(run_folder)
+    for target, (source, digest) in sorted(journal.files.items()):
+        path = round_folder / target
+        if _matches(path, digest):
+            continue
+        try:
+            data = read_untrusted(run_folder / source, COPY_CAP_BYTES)
+        except UntrustedFileError as exc:
+            raise RecordError(f"cannot finish publishing run {journal.run}: {exc}") from None
+        if sha256_bytes(data) != digest:
+            raise RecordError(f"cannot finish publishing run {journal.run}: {run_folder / source} changed since")
+        write_atomically(path, data)
+    for target in sorted(journal.remove):
+        path = round_folder / target
+        if path.exists() or path.is_symlink():
+            fault_point()
+            path.unlink()
+    note = round_folder / PUBLICATION_NAME
+    if not _matches(note, sha256_bytes(journal.note.encode("utf-8"))):
+        write_atomically(note, journal.note)
+
+
+def finish(round_folder: Path) -> None:
+    """Remove the journal: the publication (and the document's rewrite) is complete."""
+    path = Path(round_folder) / JOURNAL_NAME
+    if path.exists():
+        fault_point()
+        path.unlink()
+
+
+def remove_temporaries(*folders: Path) -> list[str]:
+    """Remove the temporary files a killed ``write_atomically`` left in these folders; their names."""
+    removed: list[str] = []
+    for folder in folders:
+        if not Path(folder).is_dir():
+            continue
+        for entry in os.scandir(folder):
+            if _TEMPORARY.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return sorted(removed)
+
+
+def temporaries_of(round_folder: Path) -> list[Path]:
+    """The folders a round's publication writes into, for ``remove_temporaries``."""
+    return [Path(round_folder), Path(round_folder) / ARTEFACTS_DIR]
+
+
+__all__ = [
+    "JOURNAL_NAME",
+    "Journal",
+    "commit",
+    "finish",
+    "read_journal",
+    "remove_temporaries",
+    "roll_forward",
+    "sha256_bytes",
+    "temporaries_of",
+]

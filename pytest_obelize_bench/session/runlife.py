@@ -1,0 +1,294 @@
+"""A round session's run: naming it, its manifest, stopping it at preflight, closing and publishing it.
+
+The controller (``controller.py``) receives the records; this module owns the run folder they go
+to. The manifest names the case file (path and sha256) and the work root, so every command can
+find them again from the run alone. A session stopped by its preflight leaves no new run folder;
+a finished run is published (``summary.roundfiles.publish_round``) only into a results folder
+that belongs to its case file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.session.controller import Controller
+
+RESULTS_OPTION = "--bench-results"
+
+
+def results_given(config: pytest.Config) -> bool:
+    """Whether ``--bench-results`` was given on the command line (a results folder chosen on purpose)."""
+    return any(arg == RESULTS_OPTION or arg.startswith(RESULTS_OPTION + "=") for arg in config.invocation_params.args)
+
+
+def start_run(ctl: Controller) -> None:
+    """Name this session's run (or the run a rerun adds to) and what it will rerun."""
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.records.runs import new_run_id, read_run_records, rerun_cases, run_folder
+
+    results = Path(ctl.context.results_dir)
+    number = int(ctl.context.round or 0)
+    rerun = ctl.options.rerun
+    given = ctl.options.run
+    if ctl.options.resume is not None:  # hook: resume
+        if rerun or given:
+            raise pytest.UsageError("--bench-resume continues a run by itself; leave out --bench-rerun/--bench-run")
+        _start_resume(ctl, results, number)
+        return
+    if rerun and not given:
+        raise pytest.UsageError("--bench-rerun=errors needs --bench-run=RUN: the run whose errored cases to rerun")
+    if given and not rerun:
+        raise pytest.UsageError("--bench-run=RUN is for --bench-rerun=errors; a new run gets an id of its own")
+    if given:
+        folder = existing_run(results, number, given, "--bench-run")
+        ids = [case.id for case in load_case_file(Path(ctl.context.cases_path)).cases]
+        ctl.only = rerun_cases(read_run_records(folder, ids).records, tool_errors=rerun == "all-errors")
+        ctl.run_id = given
+    else:
+        _refuse_foreign_results(ctl, results, number)
+        ctl.run_id = new_run_id()
+        ctl.new_run = True
+    ctl.run_dir = run_folder(results, number, ctl.run_id)
+
+
+def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None:
+    """Stop before anything runs when this case file's round could not be published into ``results``."""
+    from pytest_obelize_bench.records.publication_note import owner_refusal
+    from pytest_obelize_bench.records.runs import case_file_ref
+
+    if not ctl.options.publish:
+        return
+    ref = case_file_ref(Path(ctl.context.cases_path), results)
+    refused = owner_refusal(results, number, ref, results_given=results_given(ctl.config))
+    if refused is not None:
+        raise pytest.UsageError(f"nothing ran: {refused}")
+
+
+def _start_resume(ctl: Controller, results: Path, number: int) -> None:
+    """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
+    from pytest_obelize_bench import __version__
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.records.runs import read_manifest, read_run_records, runs_root
+    from pytest_obelize_bench.session.resume import LATEST, latest_run, plan_resume
+
+    wanted = ctl.options.resume
+    run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
+    if run_id is None:
+        raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
+    folder = existing_run(results, number, run_id, "--bench-resume")
+    cases = list(load_case_file(Path(ctl.context.cases_path)).cases)
+    plan = plan_resume(
+        run_id,
+        read_manifest(folder).exclude_newer,
+        ctl.context,
+        cases,
+        read_run_records(folder, [case.id for case in cases]).records,
+        cutoff_given=bool(ctl.options.exclude_newer),
+        harness_version=__version__,
+    )
+    ctl.context, ctl.run_id, ctl.only, ctl.kept = plan.context, run_id, plan.to_run, plan.kept
+    ctl.run_dir = folder
+
+
+def recover(ctl: Controller) -> list[str]:
+    """Finish a publication of this round that a killed process left half-done (``recover_round``)."""
+    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.grading.record import RecordError
+    from pytest_obelize_bench.records.published import LOCK_NAME
+    from pytest_obelize_bench.summary.roundfiles import recover_round
+
+    results = Path(ctl.context.results_dir)
+    number = int(ctl.context.round or 0)
+    round_folder = results / f"round-{number}"
+    if not round_folder.is_dir():
+        return []
+    try:
+        with holder_lock(round_folder / LOCK_NAME, f"round {number}"):
+            return recover_round(results, load_case_file(Path(ctl.context.cases_path)), number)
+    except (LockBusy, RecordError, OSError) as exc:
+        return [f"round {number} could not be recovered: {str(exc).splitlines()[0]}"]
+
+
+def keep_resumed(ctl: Controller) -> None:
+    """Hook: resume.  The kept records stand in the run, marked, and count as this session's.
+
+    A record is never rewritten in place: the marked one is added as the case's latest, and the
+    one it was kept from moves, byte for byte, under ``attempts/`` (``runs.add_record``).
+    """
+    from pytest_obelize_bench.records.published import read_bounded_text
+    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, add_record
+    from pytest_obelize_bench.session.resume import mark_resumed
+
+    assert ctl.run_dir is not None
+    for case, record in ctl.kept.items():
+        marked = mark_resumed(record, str(ctl.run_id))
+        ctl.records[case] = marked
+        if marked is record:  # marked by an earlier resume already
+            continue
+        facts_path = ctl.run_dir / ARTEFACTS_DIR / f"{case}.json"
+        facts = read_bounded_text(facts_path, 5 << 20) if facts_path.is_file() else None
+        add_record(ctl.run_dir, case, marked.to_json(), facts)
+
+
+def open_manifest(ctl: Controller) -> None:
+    """Write the run's manifest (a new run's, or a rerun's appended line) at session start."""
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.promotion.policy import registration_fields
+    from pytest_obelize_bench.records.publication_note import expected_cases
+    from pytest_obelize_bench.records.runs import (
+        RunManifest,
+        Selection,
+        case_file_ref,
+        portable_path,
+        read_manifest,
+        utc_now,
+        write_manifest,
+    )
+
+    assert ctl.run_dir is not None
+    context = ctl.context
+    if ctl.only is not None:
+        from pytest_obelize_bench.records.runs import rerun_entry
+
+        manifest = read_manifest(ctl.run_dir)
+        manifest.reruns.append(rerun_entry(ctl.run_dir, ctl.only, ctl.options.rerun or "resume"))
+    else:
+        case_file = load_case_file(Path(context.cases_path))
+        tool = context.tool or {}
+        options = ctl.options
+        manifest = RunManifest(
+            run=str(ctl.run_id),
+            round=int(context.round or 0),
+            selection=Selection(
+                keyword=options.keyword,
+                marker=options.markexpr,
+                split=options.split,
+                last_failed=options.last_failed,
+                rerun_errors=False,
+            ),
+            cases_expected=expected_cases(case_file, int(context.round or 0)),
+            case_file=case_file_ref(Path(context.cases_path), Path(context.results_dir)),
+            work_root=portable_path(Path(context.work_root), Path(context.results_dir)),
+            tool={key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source", "exclude_newer_tool")},
+            packs=dict(context.packs),
+            exclude_newer=context.exclude_newer,
+            interpreter_policy=context.interpreter_policy,
+            harness={key: context.harness.get(key) for key in ("version", "commit", "tree_dirty")},
+            started_at=utc_now(),
+            # pre-registration: the policy in force now is the one any decision on this run uses
+            **registration_fields(Path(context.cases_path), case_file.cases, ctl.options.repeat),
+        )
+    ctl.manifest = manifest
+    try:
+        write_manifest(ctl.run_dir, manifest)
+    except OSError as exc:
+        from pytest_obelize_bench.session.outcome import EXIT_RESULTS_UNWRITABLE
+
+        if ctl.new_run:
+            shutil.rmtree(ctl.run_dir, ignore_errors=True)
+        pytest.exit(
+            f"results: cannot write {exc.filename or ctl.run_dir}: {exc.strerror or exc}; nothing ran",
+            returncode=EXIT_RESULTS_UNWRITABLE,
+        )
+
+
+def stopped_at_preflight(ctl: Controller) -> None:
+    """A new run that the preflight stopped leaves no folder; an earlier run keeps its own, marked."""
+    if ctl.manifest is None or ctl.run_dir is None:
+        return
+    if ctl.new_run and not ctl.records:
+        shutil.rmtree(ctl.run_dir, ignore_errors=True)
+        ctl.run_dir = None
+        return
+    from pytest_obelize_bench.records.runs import utc_now, write_manifest
+
+    ctl.manifest.stopped = "preflight"
+    ctl.manifest.ended_at = utc_now()
+    write_manifest(ctl.run_dir, ctl.manifest)
+
+
+def finish_run(ctl: Controller, *, interrupted: bool) -> None:
+    """Close the manifest (with a digest of every file), then publish the run if it is a whole round."""
+    from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+    from pytest_obelize_bench.grading.record import RecordError
+    from pytest_obelize_bench.records.runs import (
+        folder_digests,
+        read_run_records,
+        sandbox_of,
+        tool_label,
+        utc_now,
+        write_manifest,
+    )
+    from pytest_obelize_bench.summary.roundfiles import publish_round
+
+    assert ctl.run_dir is not None
+    try:
+        case_file = load_case_file(Path(ctl.context.cases_path))
+    except CaseFileError as exc:
+        ctl.summary_error = exc.problems[0] if exc.problems else str(exc)
+        return
+    found = read_run_records(ctl.run_dir, [case.id for case in case_file.cases])
+    manifest = ctl.manifest
+    manifest.cases_recorded = sorted(found.records)
+    manifest.tools_recorded = sorted({tool_label(r) for r in found.records.values()})
+    manifest.sandbox = sandbox_of(found.records.values())
+    manifest.ended_at = utc_now()
+    manifest.interrupted = manifest.interrupted or interrupted
+    manifest.digests = folder_digests(ctl.run_dir)
+    try:
+        write_manifest(ctl.run_dir, manifest)
+    except OSError as exc:  # the records stay; the manifest keeps what it said at the start
+        ctl.summary_error = f"{ctl.run_dir}: run.json not closed: {exc.strerror or exc}; nothing published"
+        return
+    if ctl.results_error is not None:
+        ctl.publish_lines = [f"run {ctl.run_id} not published: the session stopped before its end"]
+        return
+    if not ctl.options.publish:
+        ctl.publish_lines = [f"run {ctl.run_id} not published (--bench-no-publish); run folder: {ctl.run_dir}"]
+        return
+    number = int(ctl.context.round or case_file.round)
+    try:
+        outcome = publish_round(
+            Path(ctl.context.results_dir),
+            case_file,
+            number,
+            str(ctl.run_id),
+            allow_infrastructure_errors=ctl.options.publish_with_infra_errors,
+            results_given=results_given(ctl.config),
+        )
+    except (CaseFileError, RecordError, OSError) as exc:
+        ctl.summary_error = str(exc).splitlines()[0]
+        return
+    ctl.publish_lines = outcome.lines
+
+
+def existing_run(results: Path, number: int, run_id: str, option: str) -> Path:
+    """The folder of an existing run named on ``option``; a usage error when the id or the run is not."""
+    from pytest_obelize_bench.records.runs import check_run_id, run_folder
+
+    try:
+        check_run_id(run_id)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{option}: {exc}") from None
+    folder = run_folder(results, number, run_id)
+    if not (folder / "run.json").is_file():
+        raise pytest.UsageError(f"{option}: no run {run_id} in {folder.parent}")
+    return folder
+
+
+__all__: list[str] = [
+    "existing_run",
+    "finish_run",
+    "keep_resumed",
+    "open_manifest",
+    "recover",
+    "results_given",
+    "start_run",
+    "stopped_at_preflight",
+]
