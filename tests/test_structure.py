@@ -57,6 +57,11 @@ def test_only_the_entry_points_sit_at_the_root() -> None:
     assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "cli.py", "plugin.py"]
 
 
+def test_no_module_is_over_400_lines() -> None:
+    long = {name: n for name in package_modules() if (n := len((PACKAGE / name).read_text().splitlines())) > 400}
+    assert long == {}
+
+
 def test_the_import_contracts_hold() -> None:
     linter = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if linter is None:

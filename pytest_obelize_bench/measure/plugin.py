@@ -135,7 +135,8 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
         import json
 
         from pytest_obelize_bench.tool.info import ToolError
-        from pytest_obelize_bench.tool.venv import pack_provenance, resolve_tool
+        from pytest_obelize_bench.tool.packs import pack_provenance
+        from pytest_obelize_bench.tool.venv import resolve_tool
 
         spec = config.getoption("--obelize")
         if frame.is_fixture and spec:

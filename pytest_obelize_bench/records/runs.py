@@ -354,40 +354,6 @@ def incomplete_reasons(manifest: RunManifest, records: Mapping[str, Record], exp
     return reasons
 
 
-def rerun_cases(records: Mapping[str, Record], *, tool_errors: bool = False) -> list[str]:
-    """The cases a rerun runs again: ``--bench-rerun=errors`` those whose latest record is an
-    infrastructure error; ``--bench-rerun=all-errors`` (``tool_errors``) every errored one.
-
-    A tool error (``obelize_failed``, a fix that timed out) is a measurement of the tool: running
-    it again until it passes would hide it, so that takes the explicit flag.
-    """
-    infrastructure = set(infrastructure_errors(records))
-    return sorted(
-        case for case, record in records.items() if record.tier == "error" and (tool_errors or case in infrastructure)
-    )
-
-
-def replaced_attempts(folder: Path, records: Mapping[str, Record], cases: Iterable[str]) -> list[Replaced]:
-    """What a rerun of ``cases`` replaces: each case's latest record, and where ``add_record`` keeps it."""
-    replaced = []
-    for case in sorted(cases):
-        record = records.get(case)
-        if record is None:
-            continue
-        n = 1 + len(list((Path(folder) / ATTEMPTS_DIR).glob(f"{case}.[0-9]*.json")))
-        error = record.error
-        replaced.append(
-            Replaced(
-                case=case,
-                kept_as=f"{ATTEMPTS_DIR}/{case}.{n}.json",
-                tier=record.tier,
-                reason=None if error is None else error.reason,
-                error_class=None if error is None else error_class(error.reason, error.step),
-            )
-        )
-    return replaced
-
-
 __all__ = [
     "ATTEMPTS_DIR",
     "IMPORTED_KIND",
@@ -411,9 +377,6 @@ __all__ = [
     "portable_path",
     "read_manifest",
     "read_run_records",
-    "replaced_attempts",
-    "rerun_cases",
-    "rerun_entry",
     "resolve_portable",
     "run_folder",
     "runs_root",
@@ -423,10 +386,3 @@ __all__ = [
     "utc_now",
     "write_manifest",
 ]
-
-
-def rerun_entry(folder: Path, cases: Iterable[str], kind: str) -> Rerun:
-    """The ``reruns`` entry a rerun of ``cases`` adds to its run: when, which kind, what it replaces."""
-    cases = list(cases)
-    latest = read_run_records(folder, cases).records
-    return Rerun(at=utc_now(), cases=cases, kind=kind, replaced=replaced_attempts(folder, latest, cases))

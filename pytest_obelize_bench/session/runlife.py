@@ -29,7 +29,8 @@ def results_given(config: pytest.Config) -> bool:
 def start_run(ctl: Controller) -> None:
     """Name this session's run (or the run a rerun adds to) and what it will rerun."""
     from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.records.runs import new_run_id, read_run_records, rerun_cases, run_folder
+    from pytest_obelize_bench.records.reruns import rerun_cases
+    from pytest_obelize_bench.records.runs import new_run_id, read_run_records, run_folder
 
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
@@ -154,7 +155,7 @@ def open_manifest(ctl: Controller) -> None:
     assert ctl.run_dir is not None
     context = ctl.context
     if ctl.only is not None:
-        from pytest_obelize_bench.records.runs import rerun_entry
+        from pytest_obelize_bench.records.reruns import rerun_entry
 
         manifest = read_manifest(ctl.run_dir)
         manifest.reruns.append(rerun_entry(ctl.run_dir, ctl.only, ctl.options.rerun or "resume"))

@@ -96,7 +96,8 @@ def build_context(
     packs: dict[str, dict[str, object]] = {}
     if not collect_only:
         from pytest_obelize_bench.tool.info import ToolError
-        from pytest_obelize_bench.tool.venv import pack_provenance, resolve_tool
+        from pytest_obelize_bench.tool.packs import pack_provenance
+        from pytest_obelize_bench.tool.venv import resolve_tool
 
         try:
             tool = resolve_tool(spec, tool_root=work_root / "tools", exclude_newer=exclude_newer)

@@ -27,6 +27,7 @@ from pytest_obelize_bench.grading.record import (
 from pytest_obelize_bench.records.publication import record_imported_round
 from pytest_obelize_bench.records.publication_note import read_publication
 from pytest_obelize_bench.records.published import read_published
+from pytest_obelize_bench.records.reruns import rerun_cases
 from pytest_obelize_bench.records.runs import (
     RunManifest,
     add_record,
@@ -34,7 +35,6 @@ from pytest_obelize_bench.records.runs import (
     incomplete_reasons,
     new_run_id,
     read_run_records,
-    rerun_cases,
     run_folder,
     write_manifest,
 )
@@ -137,7 +137,7 @@ def test_only_errored_cases_are_rerun() -> None:
 
 
 def test_a_rerun_names_the_attempt_it_replaces_and_where_it_is_kept(tmp_path: Path) -> None:
-    from pytest_obelize_bench.records.runs import replaced_attempts
+    from pytest_obelize_bench.records.reruns import replaced_attempts
 
     folder = tmp_path / "run"
     add_record(folder, "alpha__navamai", errored("alpha__navamai", "fetch", "fetch_failed").to_json(), "{}")

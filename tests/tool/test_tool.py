@@ -26,8 +26,9 @@ from pytest_obelize_bench.tool.adapter import DOCUMENTED_EXIT_CODES
 from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest
 from pytest_obelize_bench.tool.fix_step import fix_argv, run_fix
 from pytest_obelize_bench.tool.info import ToolError, ToolInfo
+from pytest_obelize_bench.tool.packs import pack_provenance
 from pytest_obelize_bench.tool.runfolder import load_artefacts_dir, locate_run_folder
-from pytest_obelize_bench.tool.venv import pack_provenance, resolve_tool
+from pytest_obelize_bench.tool.venv import resolve_tool
 
 GEMINI = "gemini/google-generativeai-to-google-genai"
 GEMINI_SHA = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"

@@ -1,0 +1,70 @@
+"""What the tool under test says of a pack: its sha256 and its ScanSpec digest.
+
+Asked of obelize's own loader, in the tool's interpreter, so the record names the rules that ran
+rather than what the harness believes they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+from pytest_obelize_bench.isolation.executor import run_program
+from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, TOOL_PROBE_S, inherited
+from pytest_obelize_bench.tool.info import ToolInfo
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+#: Runs in the tool's interpreter: the pack's sha256 and its ScanSpec digest, from obelize's own
+#: loader; a field the tool version cannot answer stays null.
+PACK_PROGRAM = """\
+import json, sys
+out = {"pack": sys.argv[1], "pack_sha256": None, "spec_sha256": None}
+try:
+    from obelize.packs import loader
+    loaded = loader.load(sys.argv[1])
+    out["pack_sha256"] = loaded.sha256
+    out["spec_sha256"] = loader.spec_digest(loader.to_scan_spec(loaded))
+except Exception:
+    pass
+print(json.dumps(out))
+"""
+
+
+def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
+    """``{"pack", "pack_sha256", "spec_sha256"}`` from obelize's own pack loader, run in the tool.
+
+    Either hash is null when the tool version has no such API or cannot load the pack; this never
+    raises for the tool's sake.
+    """
+    result: dict[str, str | None] = {"pack": pack, "pack_sha256": None, "spec_sha256": None}
+    env = inherited(BASE_ENVIRONMENT)
+    with tempfile.TemporaryDirectory(prefix="obelize-bench-pack-") as scratch:
+        env["HOME"] = scratch
+        try:
+            answer = run_program(
+                [tool.python, "-I", "-c", PACK_PROGRAM, pack],
+                timeout=TOOL_PROBE_S,
+                cwd=Path(scratch),
+                env=env,
+                log=Path(scratch) / "pack.log",
+            )
+        except OSError:
+            return result
+    if answer.timed_out or answer.exit_code != 0:
+        return result
+    try:
+        found = json.loads(answer.output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return result
+    if isinstance(found, dict):
+        for key in ("pack_sha256", "spec_sha256"):
+            value = found.get(key)
+            if isinstance(value, str) and _HEX64.fullmatch(value):
+                result[key] = value
+    return result
+
+
+__all__ = ["PACK_PROGRAM", "pack_provenance"]
