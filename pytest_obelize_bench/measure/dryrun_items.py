@@ -148,10 +148,8 @@ def publish(
     infrastructure: int,
 ) -> list[str]:
     """Write the pack's dryrun.json, its note and (unless told not to) its block; the lines saying so."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.measure.document import apply_blocks
     from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
-    from pytest_obelize_bench.measure.publication import NOTE_NAME, MeasurementNote, sha256_text
+    from pytest_obelize_bench.measure.publication import write_measurement
 
     tool = context.tool or {}
     document = DryRunDocument(
@@ -166,27 +164,19 @@ def publish(
     )
     results = Path(context.results_dir)
     target = results / "dryrun" / pack_slug(context.pack) / DOCUMENT_NAME
-    text = document.to_json()
-    write_atomically(target, text)
-    note = MeasurementNote(
+    name = f"dryrun-{pack_slug(context.pack)}"
+    return write_measurement(
+        results,
+        target,
+        document.to_json(),
         measurement="dryrun",
         pack=context.pack,
         session=session,
-        published_at=context.run_at,
-        files={target.name: sha256_text(text)},
+        run_at=context.run_at,
         repositories=len(document.records),
-        infrastructure_errors=infrastructure,
-        with_infrastructure_errors=bool(infrastructure),
+        infrastructure=infrastructure,
+        block=(name, render_dryrun_block(document), f"{name} block") if write_block else None,
     )
-    write_atomically(target.parent / NOTE_NAME, note.to_json())
-    lines = [f"records written: {target} ({len(document.records)} repositories; session {session})"]
-    if write_block:
-        path = results / "BENCHMARK_RESULTS.md"
-        existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-        name = f"dryrun-{pack_slug(context.pack)}"
-        write_atomically(path, apply_blocks(existing, {name: render_dryrun_block(document)}))
-        lines.append(f"summary: {path} ({name} block)")
-    return lines
 
 
 def outcome_line(records: Mapping[str, DryRunRecord]) -> str:

@@ -171,36 +171,24 @@ def publish(
     infrastructure: int,
 ) -> list[str]:
     """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.measure.document import apply_blocks
     from pytest_obelize_bench.measure.gate1_render import render_gate1_block
-    from pytest_obelize_bench.measure.publication import NOTE_NAME, MeasurementNote, sha256_text
+    from pytest_obelize_bench.measure.publication import write_measurement
 
     results = Path(context.results_dir)
     document = document_of(context, frame, records)
-    target = results / "gate1" / "scan.json"
-    text = document.to_json()
-    write_atomically(target, text)
-    note = MeasurementNote(
+    block = ("gate1", render_gate1_block(document, frame, keys, frame_label), "Gate 1 block") if write_block else None
+    return write_measurement(
+        results,
+        results / "gate1" / "scan.json",
+        document.to_json(),
         measurement="gate1",
         pack=context.pack,
         session=session,
-        published_at=context.run_at,
-        files={target.name: sha256_text(text)},
+        run_at=context.run_at,
         repositories=len(document.scanned),
-        infrastructure_errors=infrastructure,
-        with_infrastructure_errors=bool(infrastructure),
+        infrastructure=infrastructure,
+        block=block,
     )
-    write_atomically(target.parent / NOTE_NAME, note.to_json())
-    lines = [f"records written: {target} ({len(document.scanned)} repositories; session {session})"]
-    if write_block:
-        path = results / "BENCHMARK_RESULTS.md"
-        existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-        write_atomically(
-            path, apply_blocks(existing, {"gate1": render_gate1_block(document, frame, keys, frame_label)})
-        )
-        lines.append(f"summary: {path} (Gate 1 block)")
-    return lines
 
 
 def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRepository]) -> list[str]:

@@ -141,4 +141,45 @@ __all__ = [
     "refusal",
     "scan_error_parts",
     "sha256_text",
+    "write_measurement",
 ]
+
+
+def write_measurement(
+    results: Path,
+    target: Path,
+    text: str,
+    *,
+    measurement: Literal["gate1", "dryrun"],
+    pack: str,
+    session: str,
+    run_at: str | None,
+    repositories: int,
+    infrastructure: int,
+    block: tuple[str, str, str] | None,
+) -> list[str]:
+    """Write a measurement's document, its note and (given ``block``: name, text, label) its block
+    in ``results``' document; the lines saying so."""
+    from pytest_obelize_bench._util.safe_io import write_atomically
+    from pytest_obelize_bench.measure.document import apply_blocks
+
+    write_atomically(target, text)
+    note = MeasurementNote(
+        measurement=measurement,
+        pack=pack,
+        session=session,
+        published_at=run_at,
+        files={target.name: sha256_text(text)},
+        repositories=repositories,
+        infrastructure_errors=infrastructure,
+        with_infrastructure_errors=bool(infrastructure),
+    )
+    write_atomically(target.parent / NOTE_NAME, note.to_json())
+    lines = [f"records written: {target} ({repositories} repositories; session {session})"]
+    if block is not None:
+        name, rendered, label = block
+        path = results / "BENCHMARK_RESULTS.md"
+        existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+        write_atomically(path, apply_blocks(existing, {name: rendered}))
+        lines.append(f"summary: {path} ({label})")
+    return lines
