@@ -89,7 +89,35 @@ class StackedChart:
         return f"{self.title}. {self.caption}. " + "; ".join(parts) + "."
 
 
-Chart = RateChart | StackedChart
+@dataclass(frozen=True)
+class PointSeries:
+    """One series of a point chart (an arm): one (label, x, y) point per case."""
+
+    name: str
+    points: tuple[tuple[str, float, float], ...]
+
+
+@dataclass(frozen=True)
+class PointChart:
+    """Each case a point, one series per arm: what it did (y) against what it cost (x, log scale)."""
+
+    file_name: str
+    title: str
+    caption: str
+    x_label: str
+    y_label: str
+    series: tuple[PointSeries, ...]
+
+    @property
+    def alt(self) -> str:
+        parts = []
+        for series in self.series:
+            cases = ", ".join(f"{label} {y:g} at {x:g}" for label, x, y in series.points)
+            parts.append(f"{series.name} (n = {len(series.points)} cases): {cases}")
+        return f"{self.title}. {self.caption}. " + "; ".join(parts) + "."
+
+
+Chart = RateChart | StackedChart | PointChart
 
 
 def image_link(chart: Chart) -> str:
@@ -111,6 +139,8 @@ def figures_section(charts: Sequence[Chart], heading: str = "#### Figures") -> l
 __all__ = [
     "FIGURES_FOLDER",
     "Chart",
+    "PointChart",
+    "PointSeries",
     "RateChart",
     "RatePoint",
     "StackedChart",

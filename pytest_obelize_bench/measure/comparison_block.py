@@ -13,9 +13,11 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_obelize_bench._util.charts import PointChart, figures_section
 from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
 from pytest_obelize_bench.grading.grade import expected_rows
-from pytest_obelize_bench.measure.comparison_assemble import RoundFacts, assemble
+from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore, RoundFacts, assemble
+from pytest_obelize_bench.measure.comparison_chart import comparison_chart
 from pytest_obelize_bench.measure.comparison_record import ComparisonRecord, ComparisonRecordError, read_comparison
 from pytest_obelize_bench.measure.comparison_render import block_name, render_comparison_block
 from pytest_obelize_bench.measure.comparison_review import (
@@ -77,8 +79,8 @@ def load_comparison(results_dir: Path, case_file_path: Path, n: int) -> tuple[Co
     return record, review
 
 
-def comparison_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
-    """Every published comparison's block, by block name."""
+def _scored(results_dir: Path, case_file_path: Path) -> dict[int, ComparisonScore]:
+    """Every published comparison, scored against the case file, by round."""
     rounds = comparison_rounds(results_dir)
     if not rounds:
         return {}
@@ -87,11 +89,25 @@ def comparison_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]
     except CaseFileError as exc:
         raise ValueError(exc.problems[0] if exc.problems else str(exc)) from None
     cases = {case.id: case for case in case_file.cases}
-    blocks: dict[str, str] = {}
+    scored = {}
     for n in rounds:
         record, review = load_comparison(results_dir, case_file_path, n)
-        score = assemble(record, review, cases, round_facts(results_dir, n, cases))
-        blocks[block_name(n)] = render_comparison_block(score)
+        scored[n] = assemble(record, review, cases, round_facts(results_dir, n, cases))
+    return scored
+
+
+def comparison_charts(results_dir: Path, case_file_path: Path) -> list[PointChart]:
+    """Each published comparison's chart: key rows cleared against runtime, per case and arm."""
+    return [comparison_chart(n, score.scores) for n, score in _scored(results_dir, case_file_path).items()]
+
+
+def comparison_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
+    """Every published comparison's block, by block name, its figure linked at its end."""
+    blocks: dict[str, str] = {}
+    for n, score in _scored(results_dir, case_file_path).items():
+        block = render_comparison_block(score)
+        section = figures_section([comparison_chart(n, score.scores)])
+        blocks[block_name(n)] = block.rstrip("\n") + "\n" + "\n".join(section) + "\n"
     return blocks
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_obelize_bench._util.charts import RateChart
+from pytest_obelize_bench._util.charts import Chart, RateChart
 from pytest_obelize_bench.report.document import begin_line, enclose, end_line
 
 _NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+|comparison-round-[1-9][0-9]*")
@@ -106,8 +106,19 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
     return blocks
 
 
-def measurement_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
-    """The charts of every measurement block whose records are published (Gate 1's for now)."""
+def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
+    """The charts of every measurement block whose records are published: Gate 1's and each comparison's."""
+    from pytest_obelize_bench.measure.comparison_block import comparison_charts
+
+    charts: list[Chart] = [*_gate1_charts(results_dir, _cases_dir(case_file_path))]
+    try:
+        charts.extend(comparison_charts(results_dir, case_file_path))
+    except ValueError as exc:
+        raise MeasurementError(str(exc).splitlines()[0]) from None
+    return charts
+
+
+def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
     from pytest_obelize_bench.measure.frame import FrameError
     from pytest_obelize_bench.measure.gate1_render import gate1_charts, load_gate1_inputs
     from pytest_obelize_bench.measure.labels import LabelError

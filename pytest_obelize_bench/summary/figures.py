@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, RateChart, StackedChart
+from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, PointChart, RateChart, StackedChart
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import format_percent
 
@@ -176,8 +176,38 @@ def draw_stacked_chart(chart: StackedChart) -> bytes:
         return _save(figure, chart)
 
 
+def draw_point_chart(chart: PointChart) -> bytes:
+    """Each case a point per series, x on a log scale; each series' totals in its legend entry."""
+    with _figure(7.0, 4.4) as figure:
+        ax: Axes = figure.add_subplot()
+        figure.subplots_adjust(left=0.09, right=0.97, top=0.82, bottom=0.2)
+        for index, series in enumerate(chart.series):
+            xs = [x for _, x, _ in series.points]
+            ys = [y for _, _, y in series.points]
+            total = sum(ys)
+            ax.scatter(
+                xs,
+                ys,
+                color=COLOURS[index % len(COLOURS)],
+                marker=MARKERS[index % len(MARKERS)],
+                label=f"{series.name} (n = {len(series.points)} cases, {total:g} in all)",
+                zorder=3,
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel(chart.x_label)
+        ax.set_ylabel(chart.y_label)
+        ax.grid(True, which="major", color="#dddddd", zorder=0)
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(chart.series), frameon=False)
+        _caption(figure, chart)
+        return _save(figure, chart)
+
+
 def draw(chart: Chart) -> bytes:
-    return draw_rate_chart(chart) if isinstance(chart, RateChart) else draw_stacked_chart(chart)
+    if isinstance(chart, RateChart):
+        return draw_rate_chart(chart)
+    if isinstance(chart, PointChart):
+        return draw_point_chart(chart)
+    return draw_stacked_chart(chart)
 
 
 def _folder(results_dir: Path) -> Path:

@@ -334,7 +334,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         charts.extend(decision_charts(documents))
         # A measurement that cannot be rendered has no chart; check_measurements names the problem.
         with contextlib.suppress(MeasurementError):
-            charts.extend(measurement_charts(results_dir, Path(case_file_path).parent))
+            charts.extend(measurement_charts(results_dir, Path(case_file_path)))
     except (CaseFileError, RecordError, EvidenceError, ValueError, LockBusy) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)

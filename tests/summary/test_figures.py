@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench._util.charts import RateChart, RatePoint, StackedChart
+from pytest_obelize_bench._util.charts import PointChart, PointSeries, RateChart, RatePoint, StackedChart
 from pytest_obelize_bench._util.stats import rate_of
 from pytest_obelize_bench.summary.figures import check_figures, draw, write_figures
 from pytest_obelize_bench.summary.roundfiles import summarize
@@ -31,9 +31,20 @@ TIERS = StackedChart(
     "tiers.svg", "Round 9: tiers", "Graded cases", ("dev", "all"), (("wrong", (1, 2)), ("partial", (3, 0)))
 )
 
+POINTS = PointChart(
+    "points.svg",
+    "Round 9: rows against runtime",
+    "Each point a case",
+    "runtime (s, log)",
+    "rows",
+    (PointSeries("agent", (("a__b", 60.0, 9.0), ("c__d", 120.0, 3.0))), PointSeries("obelize", (("a__b", 1.5, 1.0),))),
+)
 
-@pytest.mark.parametrize("chart", [RATES, TIERS], ids=["rates", "stacked"])
-def test_a_chart_draws_the_same_bytes_twice_with_no_date_and_its_text_as_text(chart: RateChart | StackedChart) -> None:
+
+@pytest.mark.parametrize("chart", [RATES, TIERS, POINTS], ids=["rates", "stacked", "points"])
+def test_a_chart_draws_the_same_bytes_twice_with_no_date_and_its_text_as_text(
+    chart: RateChart | StackedChart | PointChart,
+) -> None:
     svg = draw(chart)
     assert svg == draw(chart)
     text = svg.decode("utf-8")
@@ -81,3 +92,11 @@ def test_summarize_check_fails_when_one_byte_of_a_committed_figure_changes(tmp_p
     assert f"the figure {figure} differs from a fresh render" in out.getvalue()
     assert summarize(results, cases, check=False, out=io.StringIO()) == 0
     assert figure.read_bytes() == data
+
+
+def test_a_point_chart_states_every_point_and_each_series_n_in_its_alt_text() -> None:
+    assert POINTS.alt == (
+        "Round 9: rows against runtime. Each point a case. agent (n = 2 cases): a__b 9 at 60, c__d 3 at 120; "
+        "obelize (n = 1 cases): a__b 1 at 1.5."
+    )
+    assert "agent (n = 2 cases, 12 in all)" in draw(POINTS).decode("utf-8")
