@@ -22,9 +22,15 @@ def test_run_json_registers_the_policy_sha256_at_the_start(pytester: pytest.Pyte
     policy = (ROOT / "cases" / "promotion.yaml").read_bytes()
     (cases / "promotion.yaml").write_bytes(policy)
     result = pytester.runpytest_subprocess(
-        "--bench-round=2", "--bench-repeat=2", "--bench-allow-dirty", f"--bench-work={tmp_path / 'work'}"
+        "--bench-round=2",
+        "--bench-repeat=2",
+        "--bench-allow-dirty",
+        "--bench-no-preflight",
+        f"--bench-work={tmp_path / 'work'}",
     )
-    assert result.ret == 4  # the preflight stops it: the manifest is written before any case runs
+    # The repository is out of reach: each attempt is a fetch_failed record, and the run is kept,
+    # not published. (With the preflight on, the session would stop before making a run at all.)
+    assert result.ret == 0, result.stdout.str()[-2000:]
     (run,) = (pytester.path / "results" / "round-2" / "runs").iterdir()
     manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
     assert manifest["promotion_policy_sha256"] == hashlib.sha256(policy).hexdigest()
