@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
 from pytest_obelize_bench._util.validation import problem_text
 
 #: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
@@ -49,16 +49,6 @@ class StrictLoader(_BASE_LOADER):  # type: ignore[misc]  # PyYAML's loaders are 
         return result
 
 
-def read_text(path: Path, cap: int) -> str:
-    """An untrusted file as UTF-8 text; a decoding problem names its line as well as its byte."""
-    raw = read_untrusted(Path(path), cap)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise UntrustedFileError(str(path), f"is not UTF-8 text (line {line}, byte {exc.start})") from None
-
-
 def parse_yaml(text: str, source: str) -> Any:
     """YAML read strictly; ``UntrustedFileError`` naming ``source`` and the line when it is not."""
     try:
@@ -73,7 +63,7 @@ def parse_yaml(text: str, source: str) -> Any:
 
 def read_yaml(path: Path, cap: int) -> Any:
     """An untrusted YAML file, read bounded and strictly."""
-    return parse_yaml(read_text(path, cap), str(path))
+    return parse_yaml(read_untrusted_text(path, cap), str(path))
 
 
 def read_yaml_mapping(path: Path, cap: int) -> dict[Any, Any]:
@@ -95,7 +85,7 @@ def validated[M: BaseModel](model: type[M], data: Any, source: str) -> M:
 def load_json[M: BaseModel](path: Path, model: type[M], cap: int) -> M:
     """An untrusted JSON object as ``model``, validated from the text (strict JSON mode)."""
     source = str(path)
-    text = read_text(path, cap)
+    text = read_untrusted_text(path, cap)
     parse_json_object(text, source)
     try:
         return model.model_validate_json(text)
@@ -113,7 +103,6 @@ __all__ = [
     "load_json",
     "load_yaml",
     "parse_yaml",
-    "read_text",
     "read_yaml",
     "read_yaml_mapping",
     "validated",

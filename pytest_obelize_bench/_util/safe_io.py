@@ -153,7 +153,8 @@ def read_untrusted_text(path: Path, cap: int, dir_fd: int | None = None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise UntrustedFileError(str(path), f"not UTF-8 (byte {error.start})") from None
+        line = data[: error.start].count(b"\n") + 1
+        raise UntrustedFileError(str(path), f"is not UTF-8 text (line {line}, byte {error.start})") from None
 
 
 def parse_json(text: str, source: str) -> Any:

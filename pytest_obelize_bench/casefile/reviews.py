@@ -61,14 +61,14 @@ def reviews_path(cases_path: Path, round_number: int) -> Path:
 def load_reviews(path: Path) -> ReviewBook:
     """The answers by (case, patch sha256); an absent file holds none."""
     from pytest_obelize_bench._util.caps import PATCH_REVIEWS_BYTES
-    from pytest_obelize_bench._util.documents import parse_yaml, read_text
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError
+    from pytest_obelize_bench._util.documents import parse_yaml
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
 
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         return {}
     try:
-        data = parse_yaml(read_text(path, PATCH_REVIEWS_BYTES), str(path)) or {}
+        data = parse_yaml(read_untrusted_text(path, PATCH_REVIEWS_BYTES), str(path)) or {}
     except UntrustedFileError as exc:
         raise ReviewFileError(str(exc).splitlines()[0]) from None
     try:

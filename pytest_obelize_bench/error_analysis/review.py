@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_obelize_bench._util.caps import REVIEW_BYTES
-from pytest_obelize_bench._util.documents import parse_yaml, read_text, validated
-from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.documents import parse_yaml, validated
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
 
 CauseClass = Literal["withheld", "derived", "missed", "unexpected"]
 Disposition = Literal["rule_change", "scan_change", "limitation"]
@@ -90,7 +90,7 @@ def parse_review(text: str, source: str) -> ReviewFile:
 def read_review(path: Path) -> ReviewFile:
     """Read a reviewer file: bounded, never through a symlink, strictly shaped."""
     try:
-        text = read_text(Path(path), MAX_REVIEW_BYTES)
+        text = read_untrusted_text(Path(path), MAX_REVIEW_BYTES)
     except UntrustedFileError as exc:
         raise ReviewFileError(str(exc)) from None
     return parse_review(text, str(path))

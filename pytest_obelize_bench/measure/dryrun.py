@@ -23,8 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
-from pytest_obelize_bench._util.documents import read_text
-from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
 from pytest_obelize_bench._util.validation import row_problem
 from pytest_obelize_bench.measure.frame import OUTCOMES, Outcome
 
@@ -113,7 +112,7 @@ def parse_dryrun_document(text: str, source: str) -> DryRunDocument:
 def load_dryrun_document(path: Path | str) -> DryRunDocument:
     path = Path(path)
     try:
-        text = read_text(path, MAX_DRYRUN_DOCUMENT_BYTES)
+        text = read_untrusted_text(path, MAX_DRYRUN_DOCUMENT_BYTES)
     except UntrustedFileError as exc:
         raise DryRunRecordError(f"{path}: top level: (file): {exc.problem}") from None
     return parse_dryrun_document(text, str(path))

@@ -14,8 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
-from pytest_obelize_bench._util.documents import read_text
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json, read_untrusted_text
 from pytest_obelize_bench._util.validation import row_problem
 
 #: Largest scan document read back (the published one is 256 KB).
@@ -112,7 +111,7 @@ def load_scan_document(path: Path | str) -> ScanDocument:
     """Read a scan document bounded, refusing a symlink; ``ScanRecordError`` with one line."""
     path = Path(path)
     try:
-        text = read_text(path, MAX_SCAN_DOCUMENT_BYTES)
+        text = read_untrusted_text(path, MAX_SCAN_DOCUMENT_BYTES)
     except UntrustedFileError as exc:
         raise ScanRecordError(f"{path}: top level: (file): {exc.problem}") from None
     return parse_scan_document(text, str(path))

@@ -47,7 +47,7 @@ def test_text_refuses_a_symlink_even_to_a_good_file(tmp_path: Path) -> None:
     "content,problem",
     [
         (b"x" * 101, "larger than the 100 byte cap (101 bytes)"),
-        (b"\xff{}", "not UTF-8 (byte 0)"),
+        (b"\xff{}", "is not UTF-8 text (line 1, byte 0)"),
     ],
 )
 def test_text_problems_are_one_line(tmp_path: Path, content: bytes, problem: str) -> None:
