@@ -31,7 +31,7 @@ REVIEW_BYTES = 4 * MiB
 PATCH_REVIEWS_BYTES = 4 * MiB
 #: A patch shown for review (obelize's ``patch.diff``).
 PATCH_BYTES = 1 * MiB
-#: A Gate 1 scan document or a dry-run document under ``results/``.
+#: A measurement's document under ``results/``: the Gate 1 scan, a dry run, the comparison record.
 MEASURE_DOCUMENT_BYTES = 64 * MiB
 #: A case file, a fixture's ``case.yaml``, a frame or an answer key.
 CASE_FILE_BYTES = 8 * MiB
@@ -39,12 +39,19 @@ CASE_FILE_BYTES = 8 * MiB
 JUNIT_BYTES = 50 * MiB
 #: A requirements file whose content keys an environment.
 REQUIREMENTS_BYTES = 64 * 1024
+#: The comparison arm's file (``--bench-compare=ARM.yaml``) and its fixed prompt.
+ARM_FILE_BYTES = 256 * 1024
+PROMPT_BYTES = 256 * 1024
+#: The migration guide the comparison arm is given.
+GUIDE_BYTES = 32 * MiB
 
 __all__ = [
+    "ARM_FILE_BYTES",
     "CASE_FILE_BYTES",
     "COLLECTED_ERRORS_BYTES",
     "DECISION_BYTES",
     "GRADED_FACTS_BYTES",
+    "GUIDE_BYTES",
     "JUNIT_BYTES",
     "MANIFEST_BYTES",
     "MEASURE_DOCUMENT_BYTES",
@@ -52,6 +59,7 @@ __all__ = [
     "PATCH_REVIEWS_BYTES",
     "POINTER_BYTES",
     "POLICY_BYTES",
+    "PROMPT_BYTES",
     "RECORD_BYTES",
     "REQUIREMENTS_BYTES",
     "REVIEW_BYTES",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pytest_obelize_bench import __version__
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.run import CaseRun
@@ -40,7 +41,8 @@ from pytest_obelize_bench.grading.record import (
 )
 
 #: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish.
-MAX_GRADED_FACTS_BYTES = 5_000_000
+#: The graded facts a record keeps: over the one cap its readers use, the case errors.
+MAX_GRADED_FACTS_BYTES = GRADED_FACTS_BYTES
 
 
 def _utc_now() -> str:
@@ -180,9 +182,8 @@ def run_steps(run: CaseRun) -> None:
             raise CaseError(
                 "fix",
                 "run_folder_unreadable",
-                f"the run folder's graded facts are {size / 1e6:.1f} MB, over "
-                f"the {MAX_GRADED_FACTS_BYTES / 1e6:.0f} MB "
-                "a published round keeps per case",
+                f"the run folder's graded facts are {size:,} bytes, over "
+                f"the {MAX_GRADED_FACTS_BYTES:,} bytes a published round keeps per case",
             )
 
     def compile_step() -> None:

@@ -20,13 +20,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_obelize_bench._util.caps import ARM_FILE_BYTES, GUIDE_BYTES, PROMPT_BYTES
 from pytest_obelize_bench._util.documents import parse_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
 from pytest_obelize_bench._util.validation import field_path
 
-MAX_ARM_BYTES = 256 * 1024
-MAX_PROMPT_BYTES = 256 * 1024
-MAX_GUIDE_BYTES = 32 * 1024 * 1024
+MAX_ARM_BYTES = ARM_FILE_BYTES
+MAX_PROMPT_BYTES = PROMPT_BYTES
+MAX_GUIDE_BYTES = GUIDE_BYTES
 PLACEHOLDERS = ("{prompt}", "{tree}", "{meta}")
 #: The prompt's per-case slots.
 SLOTS = ("{{TREE}}", "{{GUIDE}}", "{{META}}")

@@ -14,12 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json
 from pytest_obelize_bench._util.validation import field_path
 from pytest_obelize_bench.grading.record import SuiteResult
 
 #: The largest comparison record read.
-MAX_RECORD_BYTES = 16 * 1024 * 1024
+MAX_RECORD_BYTES = MEASURE_DOCUMENT_BYTES
 #: Obelize's arm is always called this; the agent's name comes from its arm file.
 OBELIZE = "obelize"
 #: The untouched tree's scan, credited to no arm.

@@ -17,12 +17,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 
 NOTE_NAME = "publication.json"
 #: A published measurement document is at most this large (80 repositories' findings).
-DOCUMENT_CAP_BYTES = 64 << 20
+DOCUMENT_CAP_BYTES = MEASURE_DOCUMENT_BYTES
 INFRA_FLAG = "--bench-publish-with-infra-errors"
 
 

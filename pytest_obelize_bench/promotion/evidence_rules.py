@@ -18,6 +18,7 @@ from pytest_obelize_bench.promotion.case_view import by_case
 from pytest_obelize_bench.promotion.policy import Policy
 from pytest_obelize_bench.promotion.reasons import Reason, reason
 from pytest_obelize_bench.records.evidence import RunEvidence
+from pytest_obelize_bench.records.manifest import INTERRUPTED
 
 __all__ = ["ENVIRONMENT_FIELDS", "comparability", "completeness", "is_infrastructure"]
 
@@ -57,23 +58,30 @@ def completeness(run: RunEvidence) -> list[Reason]:
     if manifest is None:
         return [reason("run_complete", f"{who}: run.json", None, "present", False, f"{who}: the run has no run.json")]
     interrupted = manifest.interrupted
+    unfinished = [why for why in manifest.unfinished() if why != INTERRUPTED]
     reasons = [
         reason(
             "run_not_interrupted",
             f"{who}: interrupted",
             interrupted,
             False,
-            interrupted is False,
+            not interrupted,
             f"{who}: run.json interrupted is {interrupted!r}, must be false",
-        )
+        ),
+        reason(
+            "run_complete",
+            f"{who}: run.json",
+            unfinished,
+            [],
+            not unfinished,
+            f"{who}: run.json says the run is whole"
+            if not unfinished
+            else f"{who}: run.json says the run is not whole: {'; '.join(unfinished)}",
+        ),
     ]
-    if manifest.complete is not None:
-        reasons.append(
-            reason("run_complete", f"{who}: complete", manifest.complete, True, manifest.complete, f"{who}: complete")
-        )
     recorded = {a.case for a in run.attempts}
     expected = manifest.cases_expected
-    if expected is None:
+    if not expected:
         reasons.append(
             reason("run_complete", f"{who}: cases_expected", None, "listed", False, f"{who}: no cases_expected")
         )
@@ -91,7 +99,7 @@ def completeness(run: RunEvidence) -> list[Reason]:
             )
         )
         listed = manifest.cases_recorded
-        if listed is not None and set(listed) != recorded:
+        if listed and set(listed) != recorded:
             differ = sorted(set(listed) ^ recorded)
             reasons.append(
                 reason(

@@ -11,9 +11,9 @@ A run is a session's folder, ``results/round-N/runs/<run-id>/``::
 Everything in it is untrusted input that could have been edited or planted: every file is read
 bounded and never through a symlink (``safe_io``), a symlinked record or folder
 refuses the whole run, a record whose file name disagrees with its case or attempt is refused,
-and every problem is one ``EvidenceError`` line naming the file and the field. The manifest model
-tolerates fields it does not know and fields that are missing: a missing fact is left for the
-decision to call insufficient, never guessed here.
+and every problem is one ``EvidenceError`` line naming the file and the field. The manifest is
+the one ``run.json`` model (``manifest.py``), read leniently: fields it does not know are
+dropped, and a missing fact is left for the decision to call insufficient, never guessed here.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
+from pytest_obelize_bench._util.caps import DECISION_BYTES, GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
 from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.casefile.schema import Case
@@ -40,6 +39,7 @@ from pytest_obelize_bench.grading.record import (
 )
 from pytest_obelize_bench.grading.repeatability import AttemptFacts, attempt_facts
 from pytest_obelize_bench.grading.tiers import tier
+from pytest_obelize_bench.records.manifest import MANIFEST_NAME, RunManifest, read_manifest_leniently
 
 __all__ = [
     "MANIFEST_NAME",
@@ -52,12 +52,7 @@ __all__ = [
     "resolve_run",
 ]
 
-MANIFEST_NAME = "run.json"
 ARTEFACTS_FOLDER = "artefacts"
-MAX_MANIFEST_BYTES = 1024 * 1024
-MAX_RECORD_BYTES = 4 * 1024 * 1024
-MAX_ARTEFACTS_BYTES = 20 * 1024 * 1024
-MAX_DECISION_BYTES = 4 * 1024 * 1024
 #: More entries than any real round could write: a folder past it is refused, not walked.
 MAX_ENTRIES = 20_000
 
@@ -66,49 +61,6 @@ _RUN_SPEC = re.compile(r"(?:round-)?([1-9][0-9]*):([A-Za-z0-9][A-Za-z0-9._-]{0,1
 
 class EvidenceError(ValueError):
     """Evidence that cannot be used: one line, naming the file and what is wrong with it."""
-
-
-class RunManifest(BaseModel):
-    """``run.json``: what the session says about itself. Unknown fields are ignored, all optional."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    run_id: str | None = None
-    #: The run id as ``runs.RunManifest`` writes it.
-    run: str | None = None
-    round: int | None = None
-    selection: Any = None
-    cases_expected: list[str] | None = None
-    cases_recorded: list[str] | None = None
-    complete: bool | None = None
-    interrupted: bool | None = None
-    tool: dict[str, Any] | None = None
-    exclude_newer: str | None = None
-    interpreter_policy: str | None = None
-    sandbox: Any = None
-    harness_version: str | None = None
-    harness: dict[str, Any] | None = None
-    started_at: str | None = None
-    ended_at: str | None = None
-    repeat: int | None = None
-    #: What the session registered at its start (``runs.RunManifest``): the promotion policy's
-    #: sha256, the case file's keys' sha256 and the machine's class.
-    promotion_policy_sha256: str | None = None
-    case_keys_sha256: str | None = None
-    machine_class: str | None = None
-
-    def tool_field(self, name: str) -> str | None:
-        value = (self.tool or {}).get(name)
-        return None if value is None else str(value)
-
-    def field(self, name: str) -> Any:
-        """A top-level field, or ``harness.version`` / ``harness.commit`` (older: ``harness_version``)."""
-        if name.startswith("harness."):
-            key = name.removeprefix("harness.")
-            value = (self.harness or {}).get(key)
-            return self.harness_version if value is None and key == "version" else value
-        value = getattr(self, name)
-        return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -196,13 +148,10 @@ def _read_json(path: Path, cap: int) -> dict[str, Any]:
 
 
 def _read_manifest(path: Path) -> RunManifest:
-    data = _read_json(path, MAX_MANIFEST_BYTES)
     try:
-        return RunManifest.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise EvidenceError(f"{path}: field {field}: {first['msg']}") from None
+        return read_manifest_leniently(path)
+    except UntrustedFileError as exc:
+        raise EvidenceError(str(exc).splitlines()[0]) from None
 
 
 def _read_artefacts(folder: Path, name: str) -> Artefacts | None:
@@ -213,7 +162,7 @@ def _read_artefacts(folder: Path, name: str) -> Artefacts | None:
         return None
     except OSError as exc:
         raise EvidenceError(f"{path}: cannot be inspected: {exc.strerror or exc}") from None
-    text = _read_text(path, MAX_ARTEFACTS_BYTES)
+    text = _read_text(path, GRADED_FACTS_BYTES)
     try:
         return artefacts_from_json(text, str(path))
     except ValueError as exc:
@@ -278,7 +227,7 @@ def read_run(
         if entry.name == MANIFEST_NAME:
             manifest = _read_manifest(entry_path)
             continue
-        text = _read_text(entry_path, MAX_RECORD_BYTES)
+        text = _read_text(entry_path, RECORD_BYTES)
         try:
             record = parse_record(text, str(entry_path))
         except RecordError as exc:
@@ -296,8 +245,7 @@ def read_run(
         record = regraded(record, None if keys is None else keys.get(record.case), reviews, str(entry_path))
         artefacts = None if artefacts_folder is None else _read_artefacts(artefacts_folder, entry.name)
         attempts.append(attempt_facts(record, rows_total=rows_per_case.get(record.case), artefacts=artefacts))
-    named = None if manifest is None else (manifest.run_id or manifest.run)
-    run_id = named or folder.name
+    run_id = folder.name if manifest is None else manifest.run
     return RunEvidence(
         label=label,
         path=str(folder),
@@ -343,5 +291,5 @@ def read_decision_documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
         path = folder / entry.name
         if entry.is_symlink():
             raise EvidenceError(f"{path}: a symlinked decision document is refused")
-        documents.append((path, _read_json(path, MAX_DECISION_BYTES)))
+        documents.append((path, _read_json(path, DECISION_BYTES)))
     return documents

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.grading.record import RecordError, parse_record, repeat_stems
@@ -39,7 +40,7 @@ from pytest_obelize_bench.records.runs import (
 )
 from pytest_obelize_bench.records.transaction import Journal, commit, roll_forward, sha256_bytes
 
-ARTEFACT_CAP_BYTES = 5 << 20
+ARTEFACT_CAP_BYTES = GRADED_FACTS_BYTES
 
 
 @dataclass

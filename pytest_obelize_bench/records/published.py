@@ -13,12 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_obelize_bench._util.caps import RECORD_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
 from pytest_obelize_bench.grading.record import Record, RecordError, parse_record, repeat_stems
 from pytest_obelize_bench.grading.tiers import tier
 
 #: A record is a few kilobytes; anything past this is not one.
-RECORD_CAP_BYTES = 1 << 20
+RECORD_CAP_BYTES = RECORD_BYTES
 SUMMARY_NAME = "summary.json"
 PUBLICATION_NAME = "publication.json"
 ARTEFACTS_DIR = "artefacts"

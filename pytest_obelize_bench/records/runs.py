@@ -11,151 +11,41 @@ the writing is ``publication.py``'s.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.records.manifest import (
+    IMPORTED_KIND,
+    MANIFEST_NAME,
+    SESSION_KIND,
+    CaseFileRef,
+    Replaced,
+    Rerun,
+    RunManifest,
+    Selection,
+    case_file_ref,
+    portable_path,
+    read_manifest,
+    resolve_portable,
+    write_manifest,
+)
 from pytest_obelize_bench.records.published import (
     RUNS_DIR,
     read_bounded_text,
     read_case_record,
 )
 
-MANIFEST_NAME = "run.json"
 ATTEMPTS_DIR = "attempts"
 ARTEFACTS_DIR = "artefacts"
-MANIFEST_SCHEMA = 1
-#: The run that stands for a round imported from the upstream harness (round 1).
-IMPORTED_KIND: Literal["imported"] = "imported"
-SESSION_KIND: Literal["session"] = "session"
 _RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}|[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Selection(_Model):
-    """How the session chose its items; documentation, since completeness is judged by records."""
-
-    keyword: str | None = None
-    marker: str | None = None
-    split: str | None = None
-    last_failed: bool = False
-    rerun_errors: bool = False
-
-
-class Replaced(_Model):
-    """The attempt a rerun replaced: kept under ``attempts/`` as ``kept_as``, with its error."""
-
-    case: str
-    kept_as: str
-    tier: str
-    reason: str | None = None
-    error_class: str | None = None
-
-
-class Rerun(_Model):
-    at: str
-    cases: list[str]
-    #: ``errors`` (infrastructure errors only) or ``all-errors`` (tool errors too, asked for).
-    kind: str = "errors"
-    replaced: list[Replaced] = []
-
-
-def portable_path(path: Path, results: Path) -> str:
-    """``path`` as a published file may name it: relative to the results folder's parent (the
-    project) when inside it, else under ``<tmp>`` or ``~``; never this machine's absolute path when
-    one of those fits."""
-    import tempfile
-
-    path = Path(path).resolve()
-    for base, label in (
-        (Path(results).resolve().parent, ""),
-        (Path(tempfile.gettempdir()).resolve(), "<tmp>/"),
-        (Path.home().resolve(), "~/"),
-    ):
-        if path.is_relative_to(base):
-            return label + path.relative_to(base).as_posix()
-    return str(path)
-
-
-def resolve_portable(text: str, results: Path) -> Path:
-    """The path ``portable_path`` wrote, on this machine."""
-    import tempfile
-
-    if text.startswith("<tmp>/"):
-        return Path(tempfile.gettempdir()) / text.removeprefix("<tmp>/")
-    if text.startswith("~/"):
-        return Path.home() / text.removeprefix("~/")
-    path = Path(text)
-    return path if path.is_absolute() else Path(results).resolve().parent / path
-
-
-class CaseFileRef(_Model):
-    """The case file a run ran from: its path (``portable_path``) and the sha256 of its bytes."""
-
-    path: str
-    sha256: str
-
-    def resolve(self, results: Path) -> Path:
-        return resolve_portable(self.path, results)
-
-
-def case_file_ref(case_file: Path, results: Path) -> CaseFileRef:
-    """The reference a run and a publication record for ``case_file``."""
-    path = Path(case_file).resolve()
-    return CaseFileRef(path=portable_path(path, results), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
-
-
-class RunManifest(_Model):
-    """``run.json``: what a run was asked to do and what it did."""
-
-    schema_version: int = MANIFEST_SCHEMA
-    run: str
-    round: int
-    kind: Literal["session", "imported"] = "session"
-    note: str | None = None
-    selection: Selection = Selection()
-    cases_expected: list[str] = []
-    cases_recorded: list[str] = []
-    #: the case file the run ran from, and the work root its logs are under
-    case_file: CaseFileRef | None = None
-    work_root: str | None = None
-    tool: dict[str, Any] | None = None
-    tools_recorded: list[str] = []
-    packs: dict[str, dict[str, Any]] = {}
-    exclude_newer: str | None = None
-    interpreter_policy: str | None = None
-    sandbox: str = "none"
-    harness: dict[str, Any] = {}
-    started_at: str | None = None
-    ended_at: str | None = None
-    interrupted: bool = False
-    stopped: str | None = None
-    reruns: list[Rerun] = []
-    #: Registered when the run starts, for the promotion gate: the sha256 of the promotion policy
-    #: in force (``cases/promotion.yaml``), of the case file's keys (``casefile/keys.py``), the
-    #: controller's machine class and the attempts per case (``--bench-repeat``).
-    promotion_policy_sha256: str | None = None
-    case_keys_sha256: str | None = None
-    machine_class: str | None = None
-    repeat: int | None = None
-    #: every file of the run folder (but run.json) and its sha256, written when the run ends
-    digests: dict[str, str] = {}
-
-    def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
 
 
 def machine_class() -> str:
@@ -211,22 +101,6 @@ def sandbox_of(records: Iterable[Record]) -> str:
 # -- reading -------------------------------------------------------------------------------
 
 
-def read_manifest(folder: Path) -> RunManifest:
-    path = Path(folder) / MANIFEST_NAME
-    text = read_bounded_text(path)
-    try:
-        return RunManifest.model_validate_json(text)
-    except ValueError as exc:
-        first = str(exc).splitlines()
-        raise RecordError(f"{path}: not a run manifest: {' '.join(first[:3])}") from None
-
-
-def write_manifest(folder: Path, manifest: RunManifest) -> Path:
-    path = Path(folder) / MANIFEST_NAME
-    write_atomically(path, manifest.to_json())
-    return path
-
-
 @dataclass
 class RunRecords:
     """A run folder's latest record per case, the texts they were read from, and what was refused."""
@@ -272,8 +146,8 @@ def list_runs(results: Path, round_number: int) -> list[tuple[Path, RunManifest 
     return found
 
 
-#: The largest file of a run folder that is digested (graded facts are capped at 5 MiB).
-DIGEST_CAP_BYTES = 8 << 20
+#: The largest file of a run folder that is digested: its largest kind, a record or graded facts.
+DIGEST_CAP_BYTES = max(RECORD_BYTES, GRADED_FACTS_BYTES)
 
 
 def folder_digests(folder: Path) -> dict[str, str]:
@@ -339,11 +213,7 @@ def infrastructure_errors(records: Mapping[str, Record]) -> list[str]:
 
 def incomplete_reasons(manifest: RunManifest, records: Mapping[str, Record], expected: Iterable[str]) -> list[str]:
     """Why this run is not one complete round with one tool; empty when it is."""
-    reasons: list[str] = []
-    if manifest.stopped:
-        reasons.append(f"it stopped at {manifest.stopped}")
-    if manifest.interrupted:
-        reasons.append("it was interrupted")
+    reasons = manifest.unfinished(until_ended=False)
     missing = sorted(set(expected) - set(records))
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

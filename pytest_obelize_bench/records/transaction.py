@@ -20,12 +20,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, fault_point, read_untrusted, write_atomically
 from pytest_obelize_bench.grading.record import RecordError
 from pytest_obelize_bench.records.published import ARTEFACTS_DIR, JOURNAL_NAME, PUBLICATION_NAME
 
 #: The largest file a publication copies (graded facts are capped at 5 MiB).
-COPY_CAP_BYTES = 8 << 20
+COPY_CAP_BYTES = max(RECORD_BYTES, GRADED_FACTS_BYTES)
 #: ``write_atomically``'s temporary files: ``.<name>.<random>``.
 _TEMPORARY = re.compile(r"\.[^/]+\.[A-Za-z0-9_]{8}")
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
 from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, figures_section
 from pytest_obelize_bench._util.locks import DEFAULT_WAIT_S, LockBusy, holder_lock
-from pytest_obelize_bench._util.safe_io import read_untrusted, write_atomically
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.records.publication import Outcome, publish_run
@@ -72,10 +73,6 @@ def _errors_summaries(
     return None
 
 
-#: The largest collected error-analysis file read for pin counts.
-MAX_COLLECTED_BYTES = 20 * 1024 * 1024
-
-
 def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, Record]:
     """Fill ``manifest_reported`` of records that predate it from the round's collected scan rows.
 
@@ -87,8 +84,8 @@ def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, R
     if not missing:
         return records
     try:
-        rows = json.loads(read_untrusted(collected, MAX_COLLECTED_BYTES).decode("utf-8")).get("cases", {})
-    except (ValueError, AttributeError):
+        rows = read_untrusted_json(collected, COLLECTED_ERRORS_BYTES).get("cases", {})
+    except UntrustedFileError:
         return records
     filled = dict(records)
     for case in missing:

@@ -20,7 +20,8 @@ from pytest_obelize_bench.grading.record import (
     SuiteResult,
 )
 from pytest_obelize_bench.grading.repeatability import AttemptFacts
-from pytest_obelize_bench.records.evidence import RunEvidence, RunManifest
+from pytest_obelize_bench.records.evidence import RunEvidence
+from pytest_obelize_bench.records.manifest import RunManifest
 
 RECENT = "2026-12-01T10:00:00Z"
 PINS = (
@@ -76,10 +77,10 @@ def facts(
 
 def manifest(cases: Iterable[str], **overrides: Any) -> RunManifest:
     data: dict[str, Any] = {
-        "run_id": "run",
+        "run": "run",
+        "round": 2,
         "cases_expected": sorted(cases),
         "interrupted": False,
-        "complete": True,
         "exclude_newer": "2026-11-30T00:00:00Z",
         "interpreter_policy": "minor",
         "started_at": "2026-12-01T09:00:00Z",
@@ -97,7 +98,7 @@ def run(label: str, attempts: Sequence[AttemptFacts], **manifest_overrides: Any)
         label=label,
         path=f"results/round-2/runs/{label}",
         run_id=label,
-        manifest=manifest(expected, run_id=label, **manifest_overrides),
+        manifest=manifest(expected, run=label, **manifest_overrides),
         attempts=tuple(attempts),
     )
 

@@ -198,11 +198,11 @@ def test_graded_facts_past_the_bound_error_the_case(
         """
         import pytest_obelize_bench.case.pipeline as pipeline
 
-        pipeline.MAX_GRADED_FACTS_BYTES = 200  # the real bound is 5 MB; this fixture's facts are larger than 200 B
+        pipeline.MAX_GRADED_FACTS_BYTES = 200  # the real bound is 5 MiB; this fixture's facts are larger than 200 B
         """
     )
     run(pytester, "--bench-update-expected", work=tmp_path_factory.mktemp("work"))
     error = written_error(fixture)
     assert error is not None
     assert (error["step"], error["reason"]) == ("fix", "run_folder_unreadable")
-    assert "over the 0 MB a published round keeps per case" in error["detail"]
+    assert "over the 200 bytes a published round keeps per case" in error["detail"]

@@ -58,11 +58,37 @@ def test_a_tier_is_recomputed_never_read_and_a_review_applies_only_to_its_patch(
 
 
 def test_a_manifest_missing_optional_fields_and_carrying_unknown_ones_loads(tmp_path: Path) -> None:
-    folder = runs.write_run(tmp_path / "run", [runs.record("ann__a")], {"run_id": "x", "something_new": [1, 2]})
+    folder = tmp_path / "round-3" / "runs" / "x"
+    runs.write_run(folder, [runs.record("ann__a")], {"run_id": "x", "something_new": [1, 2], "interrupted": None})
     run = read_run(folder, "x", {})
-    assert run.manifest is not None
-    assert run.manifest.cases_expected is None and run.manifest.interrupted is None
+    assert run.manifest is not None and run.run_id == "x"
+    assert run.manifest.round == 3  # from the folder it is in
+    assert run.manifest.cases_expected == [] and run.manifest.interrupted is False
+    assert run.manifest.unfinished() == ["it has no ended_at: its session never finished"]
     assert run.attempts[0].rows_migrated is None  # no key row count given
+
+
+def test_a_manifest_naming_no_round_outside_a_round_folder_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    folder = runs.write_run(tmp_path / "run", [runs.record("ann__a")], {"run_id": "x"})
+    with pytest.raises(EvidenceError, match=r"run\.json: round: Field required$"):
+        read_run(folder, "x", {})
+
+
+def test_an_older_harness_s_names_are_read_into_the_one_model(tmp_path: Path) -> None:
+    data = {
+        "run_id": "old",
+        "round": 2,
+        "harness_version": "0.0.9",
+        "complete": False,
+        "ended_at": "2026-01-01T00:00:00Z",
+    }
+    data |= {"sandbox": {"mode": "bwrap", "program": "/usr/bin/bwrap"}, "selection": {"k": "x", "lf": True}}
+    folder = runs.write_run(tmp_path / "run", [runs.record("ann__a")], data)
+    manifest = read_run(folder, "old", {}).manifest
+    assert manifest is not None and manifest.run == "old"
+    assert manifest.field("harness.version") == "0.0.9" and manifest.field("sandbox") == "bwrap"
+    assert manifest.unfinished() == ["complete is false"]
+    assert "complete" not in manifest.to_json()  # read from old files, never written
 
 
 def test_no_manifest_reads_as_none(tmp_path: Path) -> None:
@@ -110,7 +136,7 @@ def test_an_attempt_file_must_hold_that_attempt(tmp_path: Path) -> None:
 
 def test_an_oversized_record_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = make_run(tmp_path)
-    monkeypatch.setattr(evidence, "MAX_RECORD_BYTES", 100)
+    monkeypatch.setattr(evidence, "RECORD_BYTES", 100)
     with pytest.raises(EvidenceError, match="larger than the 100 byte cap"):
         read_run(folder, "r1", {})
 
@@ -121,8 +147,8 @@ def test_an_oversized_record_is_refused_unread(tmp_path: Path, monkeypatch: pyte
         (b"\xff\xfe", "not UTF-8"),
         (b"{", "not JSON"),
         (b"[]", "expected a JSON object"),
-        (b'{"interrupted": "maybe"}', "field interrupted"),
-        (b'{"cases_expected": "ann__a"}', "field cases_expected"),
+        (b'{"interrupted": "maybe"}', "run.json: interrupted: Input should be a valid boolean"),
+        (b'{"cases_expected": "ann__a"}', "run.json: cases_expected: Input should be a valid list"),
     ],
 )
 def test_a_hostile_manifest_is_one_line_naming_the_field(tmp_path: Path, content: bytes, message: str) -> None:

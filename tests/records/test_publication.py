@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_obelize_bench._util.caps import RECORD_BYTES
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.grading.error_classes import error_class
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_json
@@ -356,7 +357,7 @@ def test_a_symlinked_record_is_not_followed(project: tuple[CaseFile, Path], tmp_
 
 def test_an_oversized_record_is_not_read(project: tuple[CaseFile, Path]) -> None:
     _, _, round_folder = published_round(project)
-    (round_folder / "alpha__navamai.json").write_text(" " * (2 << 20), encoding="utf-8")
+    (round_folder / "alpha__navamai.json").write_text(" " * (RECORD_BYTES + 1), encoding="utf-8")
     found = read_published(round_folder, ["alpha__navamai"])
     assert found.records == {} and "larger than" in found.problems[0]
 
