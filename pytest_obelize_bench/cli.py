@@ -95,10 +95,10 @@ def ceiling_report(path: Path, out: TextIO) -> int:
     for case in case_file.cases:
         if case.control:
             continue
-        cap = ceiling(case)
+        cap = ceiling(case, reviewed=True)  # before it runs, its patch's review is still to come
         tally[cap or "nothing: can reach verified_success"] += 1
         print(f"{case.id}  [{case.split}]  {'can reach' if cap is None else 'capped: ' + cap}", file=out)
-    reachable = sum(1 for c in case_file.cases if not c.control and ceiling(c) is None)
+    reachable = sum(1 for c in case_file.cases if not c.control and ceiling(c, reviewed=True) is None)
     graded = sum(1 for c in case_file.cases if not c.control)
     print(
         f"{reachable} of {graded} cases can reach verified_success; "

@@ -22,6 +22,7 @@ from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.run import CaseRun
 from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.casefile.schema import Review
 from pytest_obelize_bench.isolation.policy import Step
 from pytest_obelize_bench.isolation.sandbox import SandboxExecutor, Settings, case_layout, harness_paths
 
@@ -232,6 +233,22 @@ def _content_key(run: CaseRun) -> str | None:
     )
 
 
+def patch_review(run: CaseRun) -> Review | None:
+    """The review answer for the patch this run wrote, from the answers keyed to patches.
+
+    The file was checked when the session started (``session/startup``); one that has become
+    unreadable since gives no answer rather than another patch's.
+    """
+    from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, review_for, reviews_for_case
+
+    context = run.context
+    try:
+        book = load_reviews(reviews_for_case(run.case, Path(context.cases_path), context.round))
+    except ReviewFileError:
+        return None
+    return review_for(book, run.case.id, run.patch_sha256)
+
+
 def build_record(run: CaseRun) -> Record:
     """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
     from pytest_obelize_bench.grading.grade import grade
@@ -245,6 +262,7 @@ def build_record(run: CaseRun) -> Record:
         after=run.after,
         patch_compiles=run.patch_compiles,
         runtime_seconds=run.runtime_seconds,
+        review=patch_review(run),
     )
     error = None
     if run.error is not None:

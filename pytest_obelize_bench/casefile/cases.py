@@ -16,6 +16,7 @@ from pydantic_core import ErrorDetails
 from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
 from pytest_obelize_bench._util.documents import read_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench.casefile.reviews import FIXTURE_REVIEWS, ReviewFileError, load_reviews
 from pytest_obelize_bench.casefile.rules import (
     case_row_problems,
     control_row_problems,
@@ -244,6 +245,7 @@ def load_fixture(directory: Path | str) -> Case:
     problems = [f"{path}: case {row.id}: {text}" for _, text in fixture_row_problems(row, directory.name)]
     if not (directory / "repo").is_dir():
         problems.append(f"{path}: case {row.id}: repo: expected a directory {directory / 'repo'}")
+    problems.extend(_fixture_review_problems(directory / FIXTURE_REVIEWS, row.id))
     if problems:
         raise CaseFileError(problems)
     return Case(
@@ -259,6 +261,19 @@ def load_fixture(directory: Path | str) -> Case:
         review=row.review,
         source=str(directory / "repo"),
     )
+
+
+def _fixture_review_problems(path: Path, fixture_id: str) -> list[str]:
+    """A fixture's ``reviews.yaml``: readable, and answering for this fixture only."""
+    try:
+        book = load_reviews(path)
+    except ReviewFileError as exc:
+        return [str(exc)]
+    return [
+        f"{path}: case {case!r}: case: expected {fixture_id!r}, the fixture's id"
+        for case, _ in book
+        if case != fixture_id
+    ]
 
 
 def load_fixtures(root: Path | str) -> list[Case]:

@@ -21,11 +21,22 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_obelize_bench.casefile.schema import Review
+from pytest_obelize_bench.casefile.schema import Case, Review
 
-__all__ = ["ReviewBook", "ReviewEntry", "ReviewFileError", "load_reviews", "reviews_path"]
+__all__ = [
+    "FIXTURE_REVIEWS",
+    "ReviewBook",
+    "ReviewEntry",
+    "ReviewFileError",
+    "load_reviews",
+    "review_for",
+    "reviews_for_case",
+    "reviews_path",
+]
 
 REVIEWS_FOLDER = "reviews"
+#: A fixture's review answers, beside its ``case.yaml``, in the same shape.
+FIXTURE_REVIEWS = "reviews.yaml"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -56,6 +67,18 @@ ReviewBook = dict[tuple[str, str], Review]
 def reviews_path(cases_path: Path, round_number: int) -> Path:
     """``cases/reviews/round-N.yaml`` beside the case file."""
     return Path(cases_path).parent / REVIEWS_FOLDER / f"round-{round_number}.yaml"
+
+
+def reviews_for_case(case: Case, cases_path: Path, round_number: int | None) -> Path:
+    """Where the answers for ``case``'s patches live: a fixture's ``reviews.yaml``, else the round's file."""
+    if case.origin == "fixture" and case.source is not None:
+        return Path(case.source).parent / FIXTURE_REVIEWS
+    return reviews_path(cases_path, round_number or 0)
+
+
+def review_for(book: ReviewBook, case_id: str, patch_sha256: str | None) -> Review | None:
+    """The answer for exactly this patch; None when nobody reviewed it (or nothing was written)."""
+    return None if patch_sha256 is None else book.get((case_id, patch_sha256))
 
 
 def load_reviews(path: Path) -> ReviewBook:

@@ -29,6 +29,7 @@ from pytest_obelize_bench.casefile.schema import (
     ForbiddenPosition,
     GroundTruth,
     ManifestRow,
+    Review,
     key_symbols,
     quoted,
     slug,
@@ -55,6 +56,7 @@ RULES: dict[str, str] = {
     "control_shape": "every control has a control shape",
     "control_set": "from round 2 on, the controls hold every shape, the documentation-only one among them",
     "reviewed": "every row names a reviewer and an ISO review date",
+    "review_keyed_to_patch": "review answers live outside the case row, keyed to the patch they judged",
     "retired": "a retired case is kept with a reason",
     "safe_names": "ids and full_name halves are safe folder names ([A-Za-z0-9._-], no leading dot, no ..); "
     "an id starts with a letter or digit and does not end in .logs",
@@ -144,6 +146,19 @@ def _reviewed(reviewer: str | None, date: str | None) -> Found:
         yield "reviewed", f"reviewed_at: expected a YYYY-MM-DD date, got {quoted(date)}"
 
 
+def _unkeyed_review(review: Review | None, where: str) -> Found:
+    """A review answer on the row would apply to whatever patch any later version writes."""
+    if review is None:
+        return
+    for field in ("human_edits", "patch_correct"):
+        if getattr(review, field) is not None:
+            yield (
+                "review_keyed_to_patch",
+                f"review.{field}: an answer on the case row would apply to any patch; it goes in {where}, "
+                "keyed to the sha256 of the patch it judged (obelize-bench review CASE --run RUN prints the entry)",
+            )
+
+
 def _ground_truth(truth: GroundTruth, test_cmd: str | None) -> Found:
     located: tuple[tuple[str, Sequence[CallSite | ManifestRow | ForbiddenPosition]], ...] = (
         ("call_sites", truth.call_sites),
@@ -193,6 +208,7 @@ def case_row_problems(row: CaseRow) -> Found:
     yield from _commands(row.install, row.test_cmd)
     yield from _ground_truth(row.ground_truth, row.test_cmd)
     yield from _reviewed(row.reviewer, row.reviewed_at)
+    yield from _unkeyed_review(row.review, "cases/reviews/round-N.yaml")
     if row.retired is not None and not row.retired.reason.strip():
         yield "retired", "retired.reason: expected why the case was retired"
 
@@ -218,6 +234,7 @@ def fixture_row_problems(row: FixtureRow, directory_name: str) -> Found:
     yield from _pack(row.provider, row.change)
     yield from _commands(row.install, row.test_cmd)
     yield from _ground_truth(row.ground_truth, row.test_cmd)
+    yield from _unkeyed_review(row.review, "reviews.yaml beside the fixture's case.yaml")
 
 
 #: The first round whose controls must hold every shape; round 1 was published with three.

@@ -211,14 +211,6 @@ class Case(BaseModel):
     def pack(self) -> str:
         return f"{self.provider}/{self.change}"
 
-    @property
-    def human_edits(self) -> int | None:
-        return self.review.human_edits if self.review else None
-
-    @property
-    def patch_correct(self) -> bool | None:
-        return self.review.patch_correct if self.review else None
-
 
 @dataclass(frozen=True)
 class CaseFile:

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_obelize_bench.casefile.cases import ACTIONABLE_KINDS, Case
+from pytest_obelize_bench.casefile.schema import Review
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import Measurements, SuiteResult
 
@@ -78,15 +79,17 @@ def grade(
     after: SuiteResult,
     patch_compiles: bool | None,
     runtime_seconds: float | None,
+    review: Review | None = None,
 ) -> Measurements:
     """The measurements of one case (protocol "Per-case result"); pure.
 
     ``baseline``/``after`` and ``runtime_seconds`` are kept as given (the harness measured them);
-    the key's ``tests_cover_change`` and the review's answers are copied, null when unanswered.
+    the key's ``tests_cover_change`` and ``review``'s answers are copied, null when unanswered.
+    ``review`` is the answer for this very patch (``casefile/reviews.review_for``), never the
+    case's: an answer given to one patch says nothing of another.
     ``patch_compiles`` is kept only when there are artefacts: without a readable run folder
     nothing is known to have been written, so it is null too.
     """
-    review = case.review
     common: dict[str, Any] = {
         "tests_baseline": baseline,
         "tests_after": after,

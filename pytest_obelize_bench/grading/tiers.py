@@ -82,8 +82,10 @@ def control_held(error: ErrorInfo | None, m: Measurements) -> bool | None:
     return True
 
 
-def ceiling(case: Case) -> str | None:
-    """What caps a case below ``verified_success`` before it runs, from its key alone; None if nothing."""
+def ceiling(case: Case, *, reviewed: bool) -> str | None:
+    """What caps a case below ``verified_success`` from its key, None if nothing. ``reviewed`` says
+    whether a review answers for the patch in question (answers are keyed to patches, so a
+    case has none before its patch is written and reviewed)."""
     truth = case.ground_truth
     if case.control:
         return CAP_CONTROL
@@ -100,7 +102,7 @@ def ceiling(case: Case) -> str | None:
         return CAP_MANUAL
     if any(row.kind == "dynamic" for row in truth.call_sites):
         return CAP_FLAGGED
-    if case.human_edits is None:
+    if not reviewed:
         return CAP_UNREVIEWED
     return None
 

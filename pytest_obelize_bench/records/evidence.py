@@ -27,7 +27,7 @@ from typing import Any
 
 from pytest_obelize_bench._util.caps import DECISION_BYTES, GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, entry_kind, read_untrusted_json, read_untrusted_text
-from pytest_obelize_bench.casefile.reviews import ReviewBook
+from pytest_obelize_bench.casefile.reviews import ReviewBook, review_for
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
@@ -180,8 +180,7 @@ def regraded(record: Record, case: Case | None, reviews: ReviewBook | None, sour
     if case is not None:
         updates["tests_cover_change"] = case.ground_truth.tests_cover_change
     if reviews is not None:
-        digest = record.provenance.patch_sha256
-        review = None if digest is None else reviews.get((record.case, digest))
+        review = review_for(reviews, record.case, record.provenance.patch_sha256)
         updates["human_edits"] = None if review is None else review.human_edits
         updates["patch_correct"] = None if review is None else review.patch_correct
     measurements = record.measurements.model_copy(update=updates)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text, write_atomically
 from pytest_obelize_bench.casefile.cases import Case, load_case_file
+from pytest_obelize_bench.casefile.reviews import ReviewBook, ReviewFileError, load_reviews, review_for, reviews_path
 from pytest_obelize_bench.grading.grade import grade
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.grading.record import Record, comparable, differences
@@ -18,8 +20,9 @@ from pytest_obelize_bench.grading.tiers import tier
 from pytest_obelize_bench.records.published import read_published
 
 
-def regraded(record: Record, case: Case, artefacts: Artefacts | None) -> Record:
-    """The record as the current key grades it: the same runs, new measurements and tier."""
+def regraded(record: Record, case: Case, artefacts: Artefacts | None, reviews: ReviewBook | None = None) -> Record:
+    """The record as the current key grades it: the same runs, new measurements and tier, and the
+    review answers given to this record's very patch."""
     m = record.measurements
     measurements = grade(
         case,
@@ -28,12 +31,18 @@ def regraded(record: Record, case: Case, artefacts: Artefacts | None) -> Record:
         after=m.tests_after,
         patch_compiles=m.patch_compiles,
         runtime_seconds=m.runtime_seconds,
+        review=review_for(reviews or {}, record.case, record.provenance.patch_sha256),
     )
     return record.model_copy(update={"measurements": measurements, "tier": tier(record.error, measurements)})
 
 
 def regrade_round(results: Path, cases_path: Path, number: int, *, write: bool, out: TextIO) -> int:
     cases = load_case_file(cases_path).by_id()
+    try:
+        reviews = load_reviews(reviews_path(cases_path, number))
+    except ReviewFileError as exc:
+        print(str(exc), file=out)
+        return 1
     folder = Path(results) / f"round-{number}"
     records = read_published(folder, cases).records
     if not records:
@@ -57,13 +66,18 @@ def regrade_round(results: Path, cases_path: Path, number: int, *, write: bool, 
             continue
         facts = folder / "artefacts" / f"{case_id}.json"
         artefacts = None
-        if facts.is_file():
-            artefacts = artefacts_from_json(facts.read_text(encoding="utf-8"), str(facts))
+        if facts.is_file() or facts.is_symlink():
+            try:
+                artefacts = artefacts_from_json(read_untrusted_text(facts, GRADED_FACTS_BYTES), str(facts))
+            except (UntrustedFileError, ValueError) as exc:
+                print(f"{case_id}: {str(exc).splitlines()[0]}; cannot re-grade", file=out)
+                skipped += 1
+                continue
         elif record.error is None:
             print(f"{case_id}: no graded facts in {facts.parent}; cannot re-grade", file=out)
             skipped += 1
             continue
-        new = regraded(record, case, artefacts)
+        new = regraded(record, case, artefacts, reviews)
         lines = differences(comparable(new), comparable(record))
         if not lines:
             continue

@@ -100,7 +100,10 @@ def round_ceiling(entry: CaseEntry, round_number: int) -> str | None:
     update: dict[str, Any] = {"control": entry.control}
     if entry.case.retired is not None and entry.case.retired.round > round_number:
         update["retired"] = None
-    return ceiling(entry.case.model_copy(update=update))
+    # Reviews answer for a patch: a case not yet run is capped by its key alone; once run, by an
+    # unanswered review of the patch its record holds.
+    reviewed = entry.record is None or entry.record.measurements.human_edits is not None
+    return ceiling(entry.case.model_copy(update=update), reviewed=reviewed)
 
 
 __all__ = ["CAP_NO_KEY", "SPLITS", "SUCCESS", "CaseEntry", "RoundData", "case_entries", "in_split", "round_ceiling"]

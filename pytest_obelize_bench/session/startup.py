@@ -45,6 +45,12 @@ def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, li
         raise CaseFileError(
             [f"{path}: top level: round: the file is round {case_file.round}, but --bench-round={wanted} was asked for"]
         )
+    from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
+
+    try:  # checked before anything runs: a case reads it again when its patch is graded
+        load_reviews(reviews_path(path, wanted))
+    except ReviewFileError as exc:
+        raise CaseFileError([str(exc)]) from None
     side = options.split
     cases = [case for case in case_file.cases if side is None or case.split == side]
     return {path.resolve(): cases}

@@ -326,13 +326,18 @@ def test_a_control_that_writes_nothing() -> None:
 # -- what is copied, and the nulls ----------------------------------------------------------
 
 
-def test_review_answers_are_copied() -> None:
+def test_the_patch_s_review_answers_are_copied() -> None:
+    case = make_case([site("app.py", 1, "import", IMPORT)])
+    m = measure(case, arts(), review=Review(human_edits=0, patch_correct=True))
+    assert (m.human_edits, m.patch_correct) == (0, True)
+    m = measure(case, arts(), review=Review(human_edits=2))
+    assert (m.human_edits, m.patch_correct) == (2, None)
+
+
+def test_an_answer_on_the_case_row_is_never_applied_to_a_patch() -> None:
     case = make_case([site("app.py", 1, "import", IMPORT)], review=Review(human_edits=0, patch_correct=True))
     m = measure(case, arts())
-    assert (m.human_edits, m.patch_correct) == (0, True)
-    case = make_case([site("app.py", 1, "import", IMPORT)], review=Review(human_edits=2))
-    m = measure(case, arts())
-    assert (m.human_edits, m.patch_correct) == (2, None)
+    assert (m.human_edits, m.patch_correct) == (None, None)
 
 
 def test_tests_cover_change_comes_from_the_key() -> None:
@@ -356,10 +361,10 @@ def test_null_artefacts_give_nulls_never_zeros() -> None:
     case = make_case(
         [site("app.py", 1, "import", IMPORT)],
         [pin("requirements.txt", 1)],
-        review=Review(human_edits=0, patch_correct=True),
     )
     baseline = SuiteResult(status="pass", passed=4, failed=0, skipped=1)
-    m = measure(case, None, baseline=baseline, after=NOT_RUN, patch_compiles=True, runtime_seconds=900.0)
+    review = Review(human_edits=0, patch_correct=True)
+    m = measure(case, None, baseline=baseline, after=NOT_RUN, patch_compiles=True, runtime_seconds=900.0, review=review)
     for field in (
         "detected",
         "false_positive",

@@ -216,33 +216,33 @@ def key_case(**changes: Any) -> Case:
 
 
 def test_a_reviewed_automatic_covered_case_has_no_ceiling() -> None:
-    assert ceiling(key_case()) is None
+    assert ceiling(key_case(), reviewed=True) is None
 
 
 def test_ceiling_control() -> None:
-    assert ceiling(key_case(control=True, ground_truth=GroundTruth())) == tiers.CAP_CONTROL
+    assert ceiling(key_case(control=True, ground_truth=GroundTruth()), reviewed=True) == tiers.CAP_CONTROL
 
 
 def test_ceiling_retired() -> None:
-    assert ceiling(key_case(retired=Retired(reason="gone", round=2))) == tiers.CAP_RETIRED
+    assert ceiling(key_case(retired=Retired(reason="gone", round=2)), reviewed=True) == tiers.CAP_RETIRED
 
 
 def test_ceiling_nothing_to_migrate() -> None:
-    assert ceiling(key_case(ground_truth=GroundTruth(tests_cover_change=True))) == tiers.CAP_NOTHING
+    assert ceiling(key_case(ground_truth=GroundTruth(tests_cover_change=True)), reviewed=True) == tiers.CAP_NOTHING
 
 
 def test_ceiling_no_test_command() -> None:
-    assert ceiling(key_case(test_cmd=None)) == tiers.CAP_NO_TEST
+    assert ceiling(key_case(test_cmd=None), reviewed=True) == tiers.CAP_NO_TEST
 
 
 def test_ceiling_tests_do_not_cover_the_change() -> None:
     truth = GroundTruth(call_sites=[row()], tests_cover_change=False)
-    assert ceiling(key_case(ground_truth=truth)) == tiers.CAP_NOT_COVERED
+    assert ceiling(key_case(ground_truth=truth), reviewed=True) == tiers.CAP_NOT_COVERED
 
 
 def test_ceiling_manual_row() -> None:
     truth = GroundTruth(call_sites=[row(), row("manual", "call")], tests_cover_change=True)
-    assert ceiling(key_case(ground_truth=truth)) == tiers.CAP_MANUAL
+    assert ceiling(key_case(ground_truth=truth), reviewed=True) == tiers.CAP_MANUAL
 
 
 def test_ceiling_manual_manifest_row() -> None:
@@ -251,40 +251,40 @@ def test_ceiling_manual_manifest_row() -> None:
         manifests=[ManifestRow(path="setup.py", line=4, symbol="google-generativeai", label="manual", why="x")],
         tests_cover_change=True,
     )
-    assert ceiling(key_case(ground_truth=truth)) == tiers.CAP_MANUAL
+    assert ceiling(key_case(ground_truth=truth), reviewed=True) == tiers.CAP_MANUAL
 
 
 def test_ceiling_flagged_row() -> None:
     truth = GroundTruth(call_sites=[row(), row("auto", "dynamic")], tests_cover_change=True)
-    assert ceiling(key_case(ground_truth=truth)) == tiers.CAP_FLAGGED
+    assert ceiling(key_case(ground_truth=truth), reviewed=True) == tiers.CAP_FLAGGED
 
 
 def test_ceiling_unanswered_review() -> None:
-    assert ceiling(key_case(review=None)) == tiers.CAP_UNREVIEWED
-    assert ceiling(key_case(review=Review(patch_correct=True))) == tiers.CAP_UNREVIEWED
+    assert ceiling(key_case(review=None), reviewed=False) == tiers.CAP_UNREVIEWED
 
 
-def test_ceiling_answered_review_with_edits_is_not_capped_by_the_key() -> None:
-    assert ceiling(key_case(review=Review(human_edits=2))) is None
+def test_a_review_on_the_case_row_lifts_no_cap_only_an_answer_for_the_patch_does() -> None:
+    assert ceiling(key_case(review=Review(human_edits=0, patch_correct=True)), reviewed=False) == tiers.CAP_UNREVIEWED
+    assert ceiling(key_case(review=None), reviewed=True) is None
 
 
 def test_ceiling_order() -> None:
     # every cap at once: the first in the protocol's order wins, then each in turn
     truth = GroundTruth(call_sites=[row("manual", "dynamic")], tests_cover_change=False)
     everything = {"control": True, "retired": Retired(reason="x", round=1), "test_cmd": None, "review": None}
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_CONTROL
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=True) == tiers.CAP_CONTROL
     everything.pop("control")
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_RETIRED
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=True) == tiers.CAP_RETIRED
     everything.pop("retired")
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_NO_TEST
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=True) == tiers.CAP_NO_TEST
     everything.pop("test_cmd")
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_NOT_COVERED
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=True) == tiers.CAP_NOT_COVERED
     truth = GroundTruth(call_sites=[row("manual", "dynamic")], tests_cover_change=True)
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_MANUAL
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=True) == tiers.CAP_MANUAL
     truth = GroundTruth(call_sites=[row("auto", "dynamic")], tests_cover_change=True)
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_FLAGGED
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=True) == tiers.CAP_FLAGGED
     truth = GroundTruth(call_sites=[row()], tests_cover_change=True)
-    assert ceiling(key_case(ground_truth=truth, **everything)) == tiers.CAP_UNREVIEWED
+    assert ceiling(key_case(ground_truth=truth, **everything), reviewed=False) == tiers.CAP_UNREVIEWED
 
 
 def _published_ceilings(round_heading: str) -> dict[str, str | None]:
@@ -302,7 +302,7 @@ def _published_ceilings(round_heading: str) -> dict[str, str | None]:
 
 def test_the_published_ceiling_column_is_what_ceiling_gives_for_the_shipped_keys() -> None:
     case_file = load_case_file(PROJECT / "cases" / "cases.yaml")
-    want = {case.id: ceiling(case) for case in case_file.cases if not case.control}
+    want = {case.id: ceiling(case, reviewed=False) for case in case_file.cases if not case.control}
     published = _published_ceilings("### Round 2")
     assert published == want
     # the words readers see are the protocol's, for the caps the shipped keys hit

@@ -255,8 +255,40 @@ def build(shape: Shape, root: Path) -> dict[str, Any]:
             "tests_cover_change": True,
             "tests_cover_change_why": "The suite calls summarise(), which runs every migrated line.",
         },
-        "review": {"human_edits": 0, "patch_correct": True, "reviewer": "tester", "reviewed_at": "2026-12-01"},
         "reviewer": "tester",
         "reviewed_at": "2026-12-01",
         "notes": "A corpus repository shaped like a real case.",
     }
+
+
+#: The sha256 of the patch obelize 0.8.0 writes for each shape: its review answers for that patch.
+PATCH_DIGESTS: dict[str, str] = {
+    "req-pin": "035ecb2855078fb32942786b2c7f50785bc80ddf5cc49d2ff4b503d64c06cda9",
+    "pyproject-extras": "7b5eede0607f627aa0aaabf1225f66c2c6446e32a7a3dece202b52329029b86b",
+    "pyproject-plain": "e4b1f8cd883dd54bb351d9e222eae0a4870f7f501fd3368e90e4e2e4fea040b3",
+    "src-layout": "9951528eef73c4bc262dbf4cdfebae841fdb420249cb976432a48c59a93093eb",
+    "async-suite": "d6c0b83167caad169a4357a08f278a8cbc7615dc9b503cf53457f41d3dcbeb8f",
+    "mostly-skips": "18afd6eb13d6e9c59dea8b7981030a7cf0989d5365841a6505f902614e0f2204",
+    "all-skip": "18afd6eb13d6e9c59dea8b7981030a7cf0989d5365841a6505f902614e0f2204",
+}
+
+
+def write_reviews(project: Path, round_number: int = 2) -> Path:
+    """``cases/reviews/round-N.yaml``: no edits and correct, for each shape's own patch only."""
+    import yaml
+
+    entries = [
+        {
+            "case": f"{shape.owner}__{shape.name}",
+            "patch_sha256": PATCH_DIGESTS[shape.name],
+            "human_edits": 0,
+            "patch_correct": True,
+            "reviewer": "tester",
+            "reviewed_at": "2026-12-01",
+        }
+        for shape in shapes()
+    ]
+    path = project / "cases" / "reviews" / f"round-{round_number}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"reviews": entries}, sort_keys=False), encoding="utf-8")
+    return path

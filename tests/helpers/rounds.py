@@ -98,7 +98,28 @@ def write_case_file(path: Path, cases: list[dict[str, Any]], controls: list[dict
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    write_fixture_reviews(path.parent / "reviews" / "round-2.yaml", cases)
     return path
+
+
+def write_fixture_reviews(path: Path, cases: list[dict[str, Any]]) -> None:
+    """The round's review answers: each fixture's own, for rows made from it (``owner__fixture``).
+
+    An answer is keyed to the patch the fixture's code gets; a row whose files were changed gets
+    another patch, which nobody reviewed.
+    """
+    from pytest_obelize_bench.casefile.reviews import FIXTURE_REVIEWS
+
+    entries = []
+    for row in cases:
+        fixture = str(row["id"]).split("__", 1)[-1]
+        answers = FIXTURES / fixture / FIXTURE_REVIEWS
+        if answers.is_file():
+            for entry in yaml.safe_load(answers.read_text(encoding="utf-8"))["reviews"]:
+                entries.append({**entry, "case": row["id"]})
+    if entries and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump({"reviews": entries}, sort_keys=False), encoding="utf-8")
 
 
 def read_records(folder: Path) -> dict[str, dict[str, Any]]:

@@ -36,6 +36,7 @@ def corpus_round(
     project = root / "project"
     rows = [corpus.build(shape, root) for shape in corpus.shapes()]
     rounds.write_case_file(project / "cases" / "cases.yaml", rows)
+    corpus.write_reviews(project)
     done = run_pytest(
         project,
         "--bench-round=2",
