@@ -149,12 +149,16 @@ def read_untrusted(path: Path, cap: int, dir_fd: int | None = None) -> bytes:
 
 def read_untrusted_text(path: Path, cap: int, dir_fd: int | None = None) -> str:
     """An untrusted UTF-8 file as text; ``UntrustedFileError`` for any problem."""
-    data = read_untrusted(path, cap, dir_fd)
+    return decode_untrusted(read_untrusted(path, cap, dir_fd), str(path))
+
+
+def decode_untrusted(data: bytes, source: str) -> str:
+    """Bytes read from an untrusted file as UTF-8; ``UntrustedFileError`` naming the line and byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise UntrustedFileError(str(path), f"is not UTF-8 text (line {line}, byte {error.start})") from None
+        raise UntrustedFileError(source, f"is not UTF-8 text (line {line}, byte {error.start})") from None
 
 
 def parse_json(text: str, source: str) -> Any:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
 from pytest_obelize_bench._util.documents import read_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.validation import QUOTE_CHARS, describe, quoted
 from pytest_obelize_bench.casefile.reviews import FIXTURE_REVIEWS, ReviewFileError, load_reviews
 from pytest_obelize_bench.casefile.rules import (
     case_row_problems,
@@ -32,7 +32,6 @@ from pytest_obelize_bench.casefile.schema import (
     ISO_DATE,
     MAX_CASES_PER_OWNER,
     PACK_DISTRIBUTIONS,
-    QUOTE_CHARS,
     SAFE_NAME,
     SPLITS,
     UV_KEY,
@@ -52,7 +51,6 @@ from pytest_obelize_bench.casefile.schema import (
     SplitMove,
     _FileHead,
     key_symbols,
-    quoted,
     slug,
 )
 
@@ -90,18 +88,6 @@ __all__ = [
 
 
 # -- reading ------------------------------------------------------------------------
-
-
-def _describe(error: ErrorDetails) -> tuple[str, str]:
-    field = ".".join(str(part) for part in error["loc"]) or "(row)"
-    message = error["msg"]
-    if error["type"] == "missing":
-        message = "a value is required"
-    elif error["type"] == "extra_forbidden":
-        message = "is not a known field"
-    elif "input" in error and error["type"] != "missing":
-        message = f"{message} (got {quoted(error['input'])})"
-    return field, message
 
 
 def _row_id(row: Any, index: int, kind: str) -> str:
@@ -143,7 +129,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
         head = _FileHead.model_validate(head_fields)
     except ValidationError as exc:
         for error in exc.errors():
-            field, message = _describe(error)
+            field, message = describe(error)
             problems.append(Problem("schema", f"{path}: top level: {field}: {message}"))
         return None, problems
 
@@ -154,7 +140,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
             row = CaseRow.model_validate(raw)
         except ValidationError as exc:
             for error in exc.errors():
-                field, message = _describe(error)
+                field, message = describe(error)
                 problems.append(Problem("schema", f"{path}: case {case_id}: {field}: {message}"))
             continue
         cases.append(
@@ -191,7 +177,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
             control = ControlRow.model_validate(raw)
         except ValidationError as exc:
             for error in exc.errors():
-                field, message = _describe(error)
+                field, message = describe(error)
                 problems.append(Problem("schema", f"{path}: control {case_id}: {field}: {message}"))
             continue
         cases.append(
@@ -239,7 +225,7 @@ def load_fixture(directory: Path | str) -> Case:
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
-            field, message = _describe(error)
+            field, message = describe(error)
             lines.append(f"{path}: case {case_id}: {field}: {message}")
         raise CaseFileError(lines) from None
     problems = [f"{path}: case {row.id}: {text}" for _, text in fixture_row_problems(row, directory.name)]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench._util.validation import describe
 from pytest_obelize_bench.casefile.schema import Case, Review
 
 __all__ = [
@@ -104,8 +105,8 @@ def load_reviews(path: Path) -> ReviewBook:
             rows = data.get("reviews") if isinstance(data, dict) else None
             row = rows[loc[1]] if isinstance(rows, list) and loc[1] < len(rows) else None
             case = f" case {row.get('case')!r}" if isinstance(row, dict) else ""
-        where = ".".join(str(part) for part in loc[2:] or loc) or "(top level)"
-        raise ReviewFileError(f"{path}:{case} field {where}: {first['msg']}") from None
+        where, message = describe({**first, "loc": tuple(loc[2:] or loc)}, "(top level)")
+        raise ReviewFileError(f"{path}:{case} field {where}: {message}") from None
     book: ReviewBook = {}
     for entry in parsed.reviews:
         key = (entry.case, entry.patch_sha256)

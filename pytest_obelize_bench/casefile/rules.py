@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_obelize_bench._util.names import RULE, is_safe_component
+from pytest_obelize_bench._util.validation import quoted
 from pytest_obelize_bench.casefile.schema import (
     CONTROL_SHAPES,
     EXACT_VERSION,
@@ -31,7 +32,6 @@ from pytest_obelize_bench.casefile.schema import (
     ManifestRow,
     Review,
     key_symbols,
-    quoted,
     slug,
 )
 

@@ -34,14 +34,6 @@ UV_KEY = re.compile(r"(?P<impl>[a-z]+)-(?P<version>\d+\.\d+\.\d+)-(?P<os>[a-z]+)
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: An id, or one half of a full_name: it becomes a folder name of the work root and of results/.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
-#: How much of a bad value a problem line quotes.
-QUOTE_CHARS = 80
-
-
-def quoted(value: object) -> str:
-    """``repr(value)`` cut to about 80 characters: a problem line stays one readable line."""
-    text = repr(value)
-    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 3] + "..."
 
 
 class _Row(BaseModel):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pytest_obelize_bench._util.caps import ARM_FILE_BYTES, GUIDE_BYTES, PROMPT_BYTES
 from pytest_obelize_bench._util.documents import parse_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
-from pytest_obelize_bench._util.validation import field_path
+from pytest_obelize_bench._util.validation import problem_text
 
 MAX_ARM_BYTES = ARM_FILE_BYTES
 MAX_PROMPT_BYTES = PROMPT_BYTES
@@ -118,9 +118,7 @@ def parse_arm(data: Any, source: str) -> ArmFile:
     try:
         return ArmFile.model_validate(data)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        raise ArmFileError(f"{source}: {field_path(tuple(problem['loc']))}: {message}") from None
+        raise ArmFileError(f"{source}: {problem_text(exc.errors()[0])}") from None
 
 
 def read_arm(path: Path) -> tuple[ArmFile, str, Path, str]:

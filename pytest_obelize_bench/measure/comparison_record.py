@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json
-from pytest_obelize_bench._util.validation import field_path
+from pytest_obelize_bench._util.validation import field_path, message_of
 from pytest_obelize_bench.grading.record import SuiteResult
 
 #: The largest comparison record read.
@@ -149,8 +149,8 @@ def _problem(exc: ValidationError, data: Any, source: str) -> str:
     problem = exc.errors()[0]
     loc = tuple(problem["loc"])
     if len(loc) >= 2 and loc[0] == "cases":
-        return f"{source}: case {loc[1]}: {field_path(loc[2:])}: {problem['msg']}"
-    return f"{source}: {field_path(loc)}: {problem['msg']}"
+        return f"{source}: case {loc[1]}: {field_path(loc[2:])}: {message_of(problem)}"
+    return f"{source}: {field_path(loc)}: {message_of(problem)}"
 
 
 def parse_comparison(data: Any, source: str) -> ComparisonRecord:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pytest_obelize_bench._util.caps import REVIEW_BYTES
 from pytest_obelize_bench._util.documents import read_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
-from pytest_obelize_bench._util.validation import field_path
+from pytest_obelize_bench._util.validation import field_path, message_of
 from pytest_obelize_bench.measure.comparison_record import OBELIZE, ComparisonRecord
 
 
@@ -63,7 +63,7 @@ def parse_review(data: Any, source: str) -> ReviewFile:
             where = f"arm {loc[1]}: case {loc[2]}: {field_path(loc[3:])}"
         else:
             where = field_path(loc)
-        raise ReviewFileError(f"{source}: {where}: {problem['msg']}") from None
+        raise ReviewFileError(f"{source}: {where}: {message_of(problem)}") from None
 
 
 def read_review(path: Path) -> ReviewFile:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pytest_obelize_bench._util import documents
 from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.validation import describe
 from pytest_obelize_bench.casefile.cases import FULL_SHA
 
 #: What a fix dry run says of one repository (the protocol's five outcomes).
@@ -118,8 +119,7 @@ def validation_lines(path: Path, data: Any, error: ValidationError, repository: 
         loc = tuple(problem["loc"])
         where = repository if repository is not None else _repository_of(data, loc)
         rest = loc[2:] if where != "top level" and repository is None else loc
-        field = ".".join(str(part) for part in rest) or "(row)"
-        message = problem["msg"].removeprefix("Value error, ")
+        field, message = describe({**problem, "loc": rest})
         lines.append(f"{path}: {where}: {field}: {message}")
     return lines
 

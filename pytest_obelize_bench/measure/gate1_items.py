@@ -17,6 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.measure.frame import Frame, FrameRepository
 from pytest_obelize_bench.measure.labels import AnswerKey
 from pytest_obelize_bench.measure.matching import KeyMatch, match_key
@@ -60,7 +61,7 @@ def read_findings(folder: Path) -> tuple[ScanCounts, list[ScanFinding]]:
     try:
         counts = ScanCounts.model_validate({key: data["counts"].get(key) for key in ScanCounts.model_fields})
     except ValidationError as exc:
-        raise _unreadable(f"findings.json: counts: {exc.errors()[0]['msg']}") from None
+        raise _unreadable(f"findings.json: counts.{problem_text(exc.errors()[0])}") from None
     rows = []
     for index, row in enumerate(data["findings"]):
         if not isinstance(row, dict):
@@ -68,12 +69,10 @@ def read_findings(folder: Path) -> tuple[ScanCounts, list[ScanFinding]]:
         try:
             finding = ScanFinding.model_validate(dump_row(row))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"])
-            raise _unreadable(f"findings.json: findings[{index}].{where}: {problem['msg']}") from None
-        problem_text = path_problem(finding.path)
-        if problem_text is not None:
-            raise _unreadable(f"findings.json: findings[{index}].path {finding.path[:100]!r} {problem_text}")
+            raise _unreadable(f"findings.json: findings[{index}].{problem_text(exc.errors()[0])}") from None
+        bad_path = path_problem(finding.path)
+        if bad_path is not None:
+            raise _unreadable(f"findings.json: findings[{index}].path {finding.path[:100]!r} {bad_path}")
         rows.append(finding)
     return counts, rows
 

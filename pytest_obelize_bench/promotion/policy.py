@@ -75,13 +75,12 @@ class Policy(_Strict):
 def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
     """The policy in a file's bytes and the sha256 of exactly those bytes."""
     from pytest_obelize_bench._util.documents import parse_yaml
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted
+    from pytest_obelize_bench._util.validation import problem_text
 
     digest = hashlib.sha256(data).hexdigest()
     try:
-        parsed = parse_yaml(data.decode("utf-8"), source)
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{source}: not UTF-8 (byte {exc.start})") from None
+        parsed = parse_yaml(decode_untrusted(data, source), source)
     except UntrustedFileError as exc:
         raise PolicyError(str(exc).splitlines()[0]) from None
     if not isinstance(parsed, dict):
@@ -89,10 +88,7 @@ def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
     try:
         return Policy.model_validate(parsed), digest
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        message = "is not a policy field" if first["type"] == "extra_forbidden" else first["msg"]
-        raise PolicyError(f"{source}: field {where}: {message}") from None
+        raise PolicyError(f"{source}: field {problem_text(exc.errors()[0], '(top level)')}") from None
 
 
 def policy_sha256_beside(cases_path: Path) -> str | None:

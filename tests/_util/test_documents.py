@@ -62,7 +62,7 @@ def test_validation_names_the_field(tmp_path: Path) -> None:
     with pytest.raises(UntrustedFileError, match="expected a mapping at the top level"):
         load_yaml(tmp_path / "list.yaml", Row, 1024)
     (tmp_path / "row.json").write_text('{"name": "a", "count": 1, "extra": 2}')
-    with pytest.raises(UntrustedFileError, match=r"row\.json: extra: Extra inputs are not permitted"):
+    with pytest.raises(UntrustedFileError, match=r"row\.json: extra: is not a known field"):
         load_json(tmp_path / "row.json", Row, 1024)
     (tmp_path / "ok.json").write_text('{"name": "a", "count": 1}')
     assert load_json(tmp_path / "ok.json", Row, 1024) == Row(name="a", count=1)

@@ -56,3 +56,58 @@ def test_a_symlinked_review_file_is_refused(tmp_path: Path) -> None:
     link.symlink_to(real)
     with pytest.raises(ReviewFileError):
         load_reviews(link)
+
+
+def test_an_answer_on_a_case_row_is_refused_at_load_in_one_line_naming_file_case_and_field(tmp_path: Path) -> None:
+    from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+    from tests.helpers import casefile
+
+    data = casefile.standard()
+    data["cases"][1]["review"] = {
+        "human_edits": 0,
+        "patch_correct": None,
+        "reviewer": "me",
+        "reviewed_at": "2026-12-03",
+    }
+    path = casefile.write(tmp_path / "cases.yaml", data)
+    with pytest.raises(CaseFileError) as caught:
+        load_case_file(path)
+    (line,) = caught.value.problems
+    assert line.startswith(f"{path}: case alpha__navamai: review.human_edits: an answer on the case row")
+    assert "cases/reviews/round-N.yaml" in line
+
+
+def test_a_case_row_s_unanswered_review_block_stays_valid(tmp_path: Path) -> None:
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from tests.helpers import casefile
+
+    data = casefile.standard()
+    data["cases"][1]["review"] = {"human_edits": None, "patch_correct": None, "reviewer": None, "reviewed_at": None}
+    assert len(load_case_file(casefile.write(tmp_path / "cases.yaml", data)).cases) == 4
+
+
+def test_an_answer_applies_to_its_own_patch_only() -> None:
+    from pytest_obelize_bench.casefile.reviews import review_for
+    from pytest_obelize_bench.casefile.schema import Review
+
+    answer = Review(human_edits=0, patch_correct=True)
+    book = {("ann__a", "a" * 64): answer}
+    assert review_for(book, "ann__a", "a" * 64) == answer
+    assert review_for(book, "ann__a", "b" * 64) is None  # another version's patch
+    assert review_for(book, "bob__b", "a" * 64) is None  # the same bytes, another case
+    assert review_for(book, "ann__a", None) is None  # nothing written
+
+
+def test_a_fixture_s_reviews_answer_for_that_fixture_only(tmp_path: Path) -> None:
+    import shutil
+
+    from pytest_obelize_bench.casefile.cases import CaseFileError, load_fixture
+
+    fixture = tmp_path / "clean"
+    shutil.copytree(Path(__file__).parents[2] / "cases" / "fixtures" / "clean", fixture, symlinks=True)
+    assert load_fixture(fixture).id == "clean"
+    answers = fixture / "reviews.yaml"
+    answers.write_text(answers.read_text(encoding="utf-8").replace("case: clean", "case: other"), encoding="utf-8")
+    with pytest.raises(CaseFileError) as caught:
+        load_fixture(fixture)
+    assert caught.value.problems == [f"{answers}: case 'other': case: expected 'clean', the fixture's id"]

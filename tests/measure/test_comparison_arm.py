@@ -57,7 +57,7 @@ def test_a_good_arm_file_fills_its_template_and_defaults_to_no_network() -> None
         ({"name": "obelize"}, "arm.yaml: name: 'obelize' names the tool or the untouched tree, not an agent"),
         ({"guide": {"file": "g", "url": "ftp://x", "fetched_at": "2026-09-22T07:20:07Z"}}, "arm.yaml: guide.url: "),
         ({"read_only": ["relative/path"]}, "arm.yaml: read_only: 'relative/path' is not an absolute path"),
-        ({"shell": True}, "arm.yaml: shell: Extra inputs are not permitted"),
+        ({"shell": True}, "arm.yaml: shell: is not a known field"),
     ],
 )
 def test_a_bad_arm_file_gets_one_line_naming_the_field(overrides: dict[str, Any], line: str) -> None:

@@ -88,7 +88,7 @@ def test_a_bad_review_gets_one_line_naming_the_arm_the_case_and_the_field() -> N
     del data["reviews"]["obelize"]["dongxnb__gupiao"]["reviewed"]
     with pytest.raises(ReviewFileError) as caught:
         parse_review(data, "review.yaml")
-    assert str(caught.value) == "review.yaml: arm obelize: case dongxnb__gupiao: reviewed: Field required"
+    assert str(caught.value) == "review.yaml: arm obelize: case dongxnb__gupiao: reviewed: a value is required"
 
 
 def test_the_check_names_missing_reviews_and_wrong_entries_on_unchanged_files() -> None:

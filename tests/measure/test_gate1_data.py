@@ -53,7 +53,8 @@ def test_a_bad_frame_field_is_one_line_naming_file_repository_and_field(tmp_path
     path = _write(tmp_path / "sample.yaml", data)
     with pytest.raises(FrameError) as caught:
         load_frame(path)
-    assert caught.value.problems == [f"{path}: SONA1114/CHATBOT: sha: String should match pattern '^[0-9a-f]{{40}}$'"]
+    want = f"{path}: SONA1114/CHATBOT: sha: String should match pattern '^[0-9a-f]{{40}}$' (got 'not-a-sha')"
+    assert caught.value.problems == [want]
 
 
 def test_a_frame_that_is_not_yaml_or_lists_a_repository_twice_is_refused(tmp_path: Path) -> None:
@@ -100,7 +101,7 @@ def test_a_scan_document_with_a_bad_field_names_the_repository(tmp_path: Path) -
         load_scan_document(path)
     assert (
         str(caught.value)
-        == f"{path}: aryanbrite/project-ai: findings.0.line: Input should be greater than or equal to 1"
+        == f"{path}: aryanbrite/project-ai: findings.0.line: Input should be greater than or equal to 1 (got 0)"
     )
 
 

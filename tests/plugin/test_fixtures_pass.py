@@ -94,6 +94,23 @@ def test_a_changed_expected_json_fails_the_pass_field_by_field(project: pytest.P
     )
 
 
+def test_a_review_of_another_patch_is_not_applied(project: pytest.Pytester) -> None:
+    """The clean fixture's answer is keyed to its patch; keyed to another digest, nobody reviewed this one."""
+    answers = project.path / "cases" / "fixtures" / "clean" / "reviews.yaml"
+    text = answers.read_text(encoding="utf-8")
+    digest = text.split("patch_sha256: ", 1)[1].split()[0]
+    answers.write_text(text.replace(digest, "0" * 64), encoding="utf-8")
+    result = run(project, "-k", "clean")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*clean differs from *expected.json:*",
+            "*tier: got 'patched_unverified', expected 'verified_success'*",
+            "*measurements.human_edits: got None, expected 0*",
+        ]
+    )
+
+
 def test_update_rewrites_expected_json(project: pytest.Pytester) -> None:
     path = project.path / "cases" / "fixtures" / "refused" / "expected.json"
     path.unlink()

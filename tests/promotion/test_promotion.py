@@ -160,7 +160,7 @@ def test_the_shipped_policy_loads_and_says_why_for_every_threshold() -> None:
 def test_a_bad_policy_is_one_line_naming_the_field() -> None:
     with pytest.raises(PolicyError, match="field min_gated_share"):
         load_policy(b"min_gated_share: 2\n", "p.yaml")
-    with pytest.raises(PolicyError, match="field max_case_regressions: is not a policy field"):
+    with pytest.raises(PolicyError, match="field max_case_regressions: is not a known field"):
         load_policy(b"max_case_regressions: {}\n", "p.yaml")
     with pytest.raises(PolicyError, match=r"p\.yaml: is not valid YAML \(line 2\): duplicate key 'alpha'"):
         load_policy(b"alpha: 0.05\nalpha: 0.5\n", "p.yaml")

@@ -70,7 +70,7 @@ def test_a_manifest_missing_optional_fields_and_carrying_unknown_ones_loads(tmp_
 
 def test_a_manifest_naming_no_round_outside_a_round_folder_is_one_line_naming_the_field(tmp_path: Path) -> None:
     folder = runs.write_run(tmp_path / "run", [runs.record("ann__a")], {"run_id": "x"})
-    with pytest.raises(EvidenceError, match=r"run\.json: round: Field required$"):
+    with pytest.raises(EvidenceError, match=r"run\.json: round: a value is required$"):
         read_run(folder, "x", {})
 
 
