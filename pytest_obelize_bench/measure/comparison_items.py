@@ -7,6 +7,7 @@ controller writes ``results/comparison/round-N.json`` only when every dev case r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import time
@@ -60,9 +61,40 @@ def _error(arm: str, exc: CaseError) -> ArmError:
 
 
 def run_case(case: Case, ctx: Mapping[str, Any], *, repeat: bool) -> CaseComparison:
-    """Both arms on one case; never raises a ``CaseError`` (it becomes the arm's error)."""
-    agent = str(ctx["arm"]["name"])
+    """Both arms on one case; never raises a ``CaseError`` (it becomes the arm's error).
+
+    The blind folders hold three copies of the repository outside the work root. Once the row is
+    made, the case's step logs, rendered prompt and the agent's meta folder are copied to
+    ``<work>/comparison/<case>.logs``, and the blind folders are removed as ``--bench-keep``
+    says for a round's checkout: kept with ``all``, or with ``failed`` when an arm errored.
+    """
     blind = prepare_blind(Path(ctx["blind_root"]), case.id)
+    row: CaseComparison | None = None
+    try:
+        row = _run_blind(case, ctx, blind, repeat=repeat)
+        return row
+    finally:
+        keep = str(ctx.get("keep") or "failed")
+        kept = keep == "all" or (keep == "failed" and (row is None or bool(row.errors)))
+        keep_logs(blind, Path(ctx["work_root"]) / "comparison" / f"{case.id}.logs", clear=not kept)
+
+
+def keep_logs(blind: Blind, logs: Path, *, clear: bool) -> None:
+    """Copy what a reader needs afterwards under the work root; with ``clear``, remove the blind
+    folders (and their root once no other case's are left in it)."""
+    if logs.exists():
+        shutil.rmtree(logs)
+    for name in ("logs", "given", "meta"):
+        if (blind.folder / name).is_dir():
+            shutil.copytree(blind.folder / name, logs / name, symlinks=True)
+    if clear:
+        shutil.rmtree(blind.folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            blind.folder.parent.rmdir()
+
+
+def _run_blind(case: Case, ctx: Mapping[str, Any], blind: Blind, *, repeat: bool) -> CaseComparison:
+    agent = str(ctx["arm"]["name"])
     findings: dict[str, list[Any]] = {}
     errors: list[ArmError] = []
     prompt_sha = None

@@ -120,6 +120,7 @@ def _context(config: pytest.Config, round_number: int, case_path: Path, dev: lis
         "results_dir": str(_path(config, str(config.getoption("--bench-results"))).resolve()),
         "work_root": str(work_root),
         "blind_root": str(blind_root),
+        "keep": str(config.getoption("--bench-keep")),
         "repo_cache": config.getoption("--bench-repo-cache"),
         "tool": tool,
         "sandbox_program": sandbox.get("program"),

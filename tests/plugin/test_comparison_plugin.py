@@ -143,7 +143,7 @@ def blind_folder(root: Path, case_id: str) -> Path:
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
     root = tmp_path_factory.mktemp("migrate")
-    project, done = compare(root, "migrate", dev=("clean", "refused"), suites=True)
+    project, done = compare(root, "migrate", "--bench-keep=all", dev=("clean", "refused"), suites=True)
     return root, project, done
 
 
@@ -220,6 +220,10 @@ def test_an_agent_that_does_nothing_is_unsupported(tmp_path: Path) -> None:
     record_of(project, done)
     agent = one(score_of(project), "general_agent", "ann__clean")
     assert (agent.files, agent.cleared, agent.corrections, agent.tier) == (0, 0, CLEAN_ROWS, "unsupported")
+    # no arm errored: the blind copies are gone from the system temp folder, what a reader needs is kept
+    assert not blind_folder(tmp_path, "ann__clean").parent.exists()
+    kept = tmp_path / "work" / "comparison" / "ann__clean.logs"
+    assert (kept / "given" / "prompt.md").is_file() and any((kept / "logs").rglob("*.log"))
 
 
 def test_an_agent_that_breaks_a_file_is_wrong(tmp_path: Path) -> None:
@@ -230,7 +234,7 @@ def test_an_agent_that_breaks_a_file_is_wrong(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not bwrap_probe().works, reason="bubblewrap is not usable on this machine")
 def test_the_sandbox_stops_an_agent_writing_outside_its_tree(tmp_path: Path) -> None:
-    project, done = compare(tmp_path, "escape")
+    project, done = compare(tmp_path, "escape", "--bench-keep=all")
     record = record_of(project, done)
     assert not (project / "escaped.txt").exists()
     folder = blind_folder(tmp_path, "ann__clean")
