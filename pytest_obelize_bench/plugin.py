@@ -15,18 +15,18 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.case.context import RoundContext
     from pytest_obelize_bench.session.controller import Controller
 
+from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.keys import (
     COLLECT_PATHS_KEY,
     CONTEXT_KEY,
     ONLY_KEY,
     ONLY_WORKERINPUT_KEY,
 )
-from pytest_obelize_bench.session.options import options_of
 from pytest_obelize_bench.session.outcome import REPORT_CHAR, TIER_DISPLAY, tier_status
 
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
-#: A case's item and fixtures; Gate 1, the fix dry run and the comparison arm: their own options, items and controller.
+#: A case's item and fixtures; Gate 1, the fix dry run and the comparison arm: their own items and controller.
 pytest_plugins = (
     "pytest_obelize_bench.session.case_items",
     "pytest_obelize_bench.measure.plugin",
@@ -35,7 +35,7 @@ pytest_plugins = (
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from pytest_obelize_bench.session.option_specs import add_options
+    from pytest_obelize_bench.options.declarations import add_options
 
     add_options(parser)
 

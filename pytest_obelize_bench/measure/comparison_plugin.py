@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-OPTION_COMPARE = "--bench-compare"
-OPTION_REPEAT = "--bench-compare-repeat"
+from pytest_obelize_bench.options.read import options_of
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.options.model import ComparisonOptions
+
 WORKERINPUT_KEY = "obelize_bench_compare"
 PROMPT_FILE = Path("comparison") / "COMPARISON_PROMPT.md"
 
@@ -25,22 +28,6 @@ CASES_KEY = pytest.StashKey[list[Any]]()
 CASE_FILE_KEY = pytest.StashKey[Path]()
 ROW_KEY = pytest.StashKey[str]()
 STATUS_KEY = pytest.StashKey[list[str]]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("obelize-bench")
-    group.addoption(
-        OPTION_COMPARE,
-        metavar="ARM.yaml",
-        help="the comparison arm: a coding agent (the arm file's command) against obelize on every dev case",
-    )
-    group.addoption(
-        OPTION_REPEAT,
-        type=int,
-        default=0,
-        metavar="N",
-        help="with --bench-compare: run the agent a second time on the first N dev cases, in a fresh tree",
-    )
 
 
 def _path(config: pytest.Config, text: str) -> Path:
@@ -54,7 +41,7 @@ def _path(config: pytest.Config, text: str) -> Path:
 def _dev_cases(config: pytest.Config, round_number: int) -> tuple[Path, list[Any]]:
     from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
 
-    case_path = _path(config, str(config.getoption("--bench-cases"))).resolve()
+    case_path = _path(config, options_of(config).cases).resolve()
     try:
         case_file = load_case_file(case_path)
     except CaseFileError as exc:
@@ -65,7 +52,7 @@ def _dev_cases(config: pytest.Config, round_number: int) -> tuple[Path, list[Any
     return case_path, sorted(dev, key=lambda case: case.id)
 
 
-def _context(config: pytest.Config, round_number: int, case_path: Path, dev: list[Any]) -> dict[str, Any]:
+def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, dev: list[Any]) -> dict[str, Any]:
     """Everything a worker needs, computed once on the controller (JSON-safe)."""
     from pytest_obelize_bench.isolation.gitquery import harness_provenance
     from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, choose
@@ -78,36 +65,35 @@ def _context(config: pytest.Config, round_number: int, case_path: Path, dev: lis
         sha256_of,
     )
 
-    arm_path = _path(config, str(config.getoption(OPTION_COMPARE))).resolve()
+    options = options_of(config)
+    arm_path = _path(config, asked.arm).resolve()
     try:
         arm, arm_sha, guide_path, guide_sha = read_arm(arm_path)
         template = load_template(case_path.parent / PROMPT_FILE)
     except (ArmFileError, PromptError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    work_option = config.getoption("--bench-work")
-    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
+    work_root = Path(options.work).expanduser().resolve() if options.work else default_work_root()
     # Blind: a neutral root named by a digest, outside the work root, so no path the agent sees
     # names the project or the case.
     blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_of(str(work_root).encode())[:10])
     tool: dict[str, Any] | None = None
     sandbox: dict[str, Any] = {}
-    exclude_newer = _exclude_newer(config)
-    if not config.getoption("collectonly"):
+    exclude_newer = _exclude_newer(options.exclude_newer)
+    if not options.collect_only:
         from pytest_obelize_bench.tool.info import ToolError
         from pytest_obelize_bench.tool.venv import resolve_tool
 
         try:
-            resolved = resolve_tool(config.getoption("--obelize"), tool_root=work_root / "tools")
+            resolved = resolve_tool(options.obelize, tool_root=work_root / "tools")
             tool = json.loads(resolved.to_json())
-            sandbox = choose(str(config.getoption("--bench-sandbox"))).to_json()
+            sandbox = choose(options.sandbox).to_json()
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         except SandboxUnavailable as exc:
             raise pytest.UsageError(f"--bench-sandbox=bwrap: {exc}") from None
-    repeat = max(0, int(config.getoption(OPTION_REPEAT)))
-    suites = _round_context(config, round_number, case_path, work_root / "comparison", exclude_newer, tool, sandbox)
+    suites = _round_context(config, asked.round, case_path, work_root / "comparison", exclude_newer, tool, sandbox)
     return {
-        "round": round_number,
+        "round": asked.round,
         "arm": arm.model_dump(mode="json"),
         "arm_sha256": arm_sha,
         "guide": arm.guide.model_dump(mode="json"),
@@ -117,24 +103,23 @@ def _context(config: pytest.Config, round_number: int, case_path: Path, dev: lis
         "template": template,
         "template_sha256": sha256_of(template.encode("utf-8")),
         "project_root": str(config.rootpath),
-        "results_dir": str(_path(config, str(config.getoption("--bench-results"))).resolve()),
+        "results_dir": str(_path(config, options.results).resolve()),
         "work_root": str(work_root),
         "blind_root": str(blind_root),
-        "keep": str(config.getoption("--bench-keep")),
-        "repo_cache": config.getoption("--bench-repo-cache"),
+        "keep": options.keep,
+        "repo_cache": options.repo_cache,
         "tool": tool,
         "sandbox_program": sandbox.get("program"),
         "exclude_newer": exclude_newer,
         "round_context": suites,
-        "repeat": [case.id for case in dev[:repeat]],
+        "repeat": [case.id for case in dev[: asked.repeat]],
         "harness": harness_provenance(Path(config.rootpath)),
     }
 
 
-def _exclude_newer(config: pytest.Config) -> str:
+def _exclude_newer(text: str | None) -> str:
     from pytest_obelize_bench.case.environment import exclude_newer_now, validate_exclude_newer
 
-    text = config.getoption("--exclude-newer")
     try:
         return validate_exclude_newer(text) if text else exclude_newer_now()
     except ValueError as exc:
@@ -158,8 +143,9 @@ def _round_context(
     from pytest_obelize_bench.isolation.gitquery import harness_provenance
     from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
 
+    options = options_of(config)
     try:
-        limits = parse_limits(config.getoption("--bench-step-timeout"))
+        limits = parse_limits(options.step_timeout)
     except LimitError as exc:
         raise pytest.UsageError(str(exc)) from None
     context = RoundContext(
@@ -168,11 +154,11 @@ def _round_context(
         project_root=str(config.rootpath),
         cases_path=str(case_path),
         fixtures_dir=str(case_path.parent / "fixtures"),
-        results_dir=str(_path(config, str(config.getoption("--bench-results"))).resolve()),
+        results_dir=str(_path(config, options.results).resolve()),
         work_root=str(work_root),
-        repo_cache=config.getoption("--bench-repo-cache"),
-        interpreter_policy=config.getoption("--bench-interpreter"),
-        python_search=tuple(str(Path(p).expanduser()) for p in config.getoption("--bench-python-path") or ()),
+        repo_cache=options.repo_cache,
+        interpreter_policy=options.interpreter,
+        python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),
         exclude_newer=exclude_newer,
         uv_cache=str(default_uv_cache(work_root.parent)),
         tool=tool,
@@ -187,14 +173,10 @@ def _round_context(
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.getoption(OPTION_COMPARE):
-        if config.getoption(OPTION_REPEAT):
-            raise pytest.UsageError(f"{OPTION_REPEAT} needs {OPTION_COMPARE}=ARM.yaml")
+    asked = options_of(config).comparison  # checked with its round when the options were read
+    if asked is None:
         return
-    round_number = config.getoption("--bench-round")
-    if round_number is None or config.getoption("--fixtures-only"):
-        raise pytest.UsageError(f"{OPTION_COMPARE} needs --bench-round=N (and no --fixtures-only)")
-    case_path, dev = _dev_cases(config, int(round_number))
+    case_path, dev = _dev_cases(config, asked.round)
     config.stash[CASES_KEY] = dev
     config.stash[CASE_FILE_KEY] = case_path
     config.args = [str(case_path)]
@@ -202,7 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         config.stash[CONTEXT_KEY] = json.loads(config.workerinput[WORKERINPUT_KEY])
         return
-    context = _context(config, int(round_number), case_path, dev)
+    context = _context(config, asked, case_path, dev)
     config.stash[CONTEXT_KEY] = context
     config.pluginmanager.register(CompareController(config, context, dev), "obelize-bench-compare")
 
@@ -304,7 +286,7 @@ class CompareController:
         record = build_record(self.context, self.rows)
         path = write_record(Path(self.context["results_dir"]), record)
         self.lines.append(f"comparison record: {path}")
-        if self.config.getoption("--bench-no-summary") or self.config.getoption("--bench-no-publish"):
+        if not options_of(self.config).publish:
             return
         self.lines += _render(path, self.config.stash[CASE_FILE_KEY])
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_obelize_bench.options.read import options_of
+
 if TYPE_CHECKING:
     from pytest_obelize_bench.measure.frame import Frame
     from pytest_obelize_bench.measure.labels import AnswerKey
@@ -26,6 +28,7 @@ class MeasureController:
         self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
     ) -> None:
         self.config = config
+        self.options = options_of(config)
         self.context = context
         self.frame = frame
         self.keys = keys
@@ -49,7 +52,7 @@ class MeasureController:
     def _preflight(self, selected: list[str]) -> None:
         """Stop with EXIT_PREFLIGHT and one line per repository that can be neither fetched nor found
         in the cache: such a session could only measure infrastructure errors."""
-        if self.preflighted or self.config.getoption("collectonly") or self.config.getoption("--bench-no-preflight"):
+        if self.preflighted or self.options.collect_only or not self.options.preflight:
             return
         self.preflighted = True
         from pytest_obelize_bench.isolation.reachability import EXIT_PREFLIGHT, Repository, unreachable
@@ -140,12 +143,12 @@ class MeasureController:
             len(self.records) - len(errors),
             len(self.records),
             infrastructure,
-            allow_infrastructure=bool(self.config.getoption("--bench-publish-with-infra-errors")),
+            allow_infrastructure=self.options.publish_with_infra_errors,
         )
         if refused is not None:
             self.lines.append(refused)
             return
-        write_block = not self.config.getoption("--bench-no-summary")
+        write_block = self.options.summary
         label, run, count = self._frame_label(), new_run_id(), len(infrastructure)
         try:
             if self.context.mode == "gate1":

@@ -1,6 +1,6 @@
 """The pytest side of the two other measurements: ``--bench-gate1`` and ``--bench-dryrun=PACK``.
 
-Registered from the main plugin; import-light like it (only pytest at import).  Each repository
+Registered from the main plugin; import-light like it (only pytest and the options at import).  Each repository
 of the frame is one item; the worker hands its record over on the report as a JSON string, and
 the controller publishes the frame's records and its block only when every repository of the
 frame produced one: a ``-k`` run, an interrupted run or a fixture frame publishes nothing.
@@ -15,49 +15,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_obelize_bench.measure.outcome import MEASURE_OUTCOME_KEY
+from pytest_obelize_bench.options.declarations import DEFAULT_GATE1_FRAME
+from pytest_obelize_bench.options.read import options_of
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.measure.frame import Frame, FrameRepository
     from pytest_obelize_bench.measure.labels import AnswerKey  # noqa: F401 (the stash key names it)
     from pytest_obelize_bench.measure.staging import MeasureContext
 
-OPTION_GATE1 = "--bench-gate1"
-OPTION_DRYRUN = "--bench-dryrun"
-OPTION_FRAME = "--bench-frame"
-DEFAULT_GATE1_FRAME = "cases/gate1/sample.yaml"
-
 FRAME_KEY = pytest.StashKey["Frame"]()
 KEYS_KEY = pytest.StashKey["dict[str, AnswerKey]"]()
 MEASURE_CONTEXT_KEY = pytest.StashKey["MeasureContext"]()
 FRAME_PATH_KEY = pytest.StashKey[Path]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("obelize-bench")
-    group.addoption(
-        OPTION_GATE1, action="store_true", help="Gate 1: obelize scan precision and recall over the labelled frame"
-    )
-    group.addoption(
-        OPTION_DRYRUN,
-        metavar="PACK",
-        help="the fix dry run of PACK over --bench-frame: blocked, none, held, partial or complete",
-    )
-    group.addoption(
-        OPTION_FRAME, metavar="FILE", help=f"the frame to measure (default for --bench-gate1: {DEFAULT_GATE1_FRAME})"
-    )
-
-
-def _mode(config: pytest.Config) -> str | None:
-    gate1, dryrun = config.getoption(OPTION_GATE1), config.getoption(OPTION_DRYRUN)
-    if gate1 and dryrun:
-        raise pytest.UsageError("--bench-gate1 and --bench-dryrun are different runs; give one of them")
-    if not (gate1 or dryrun):
-        if config.getoption(OPTION_FRAME):
-            raise pytest.UsageError("--bench-frame needs --bench-gate1 or --bench-dryrun=PACK")
-        return None
-    if config.getoption("--bench-round") is not None or config.getoption("--fixtures-only"):
-        raise pytest.UsageError("--bench-gate1 and --bench-dryrun do not combine with --bench-round or --fixtures-only")
-    return "gate1" if gate1 else "dryrun"
 
 
 def _path(config: pytest.Config, text: str) -> Path:
@@ -68,34 +37,19 @@ def _path(config: pytest.Config, text: str) -> Path:
     return invocation / path if (invocation / path).exists() else Path(config.rootpath) / path
 
 
-def _pack(config: pytest.Config, mode: str) -> str:
-    from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS
-    from pytest_obelize_bench.measure.gate1_items import GATE1_PACK
-
-    if mode == "gate1":
-        return GATE1_PACK
-    pack = str(config.getoption(OPTION_DRYRUN))
-    if pack not in PACK_DISTRIBUTIONS:
-        raise pytest.UsageError(
-            f"--bench-dryrun: unknown pack {pack!r}; bundled packs: {', '.join(sorted(PACK_DISTRIBUTIONS))}"
-        )
-    return pack
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "labelled: a Gate 1 repository with a hand-written answer key")
-    mode = _mode(config)
-    if mode is None:
+    asked = options_of(config).measurement  # checked alone and in pairs when the options were read
+    if asked is None:
         return
     from pytest_obelize_bench.measure.frame import FrameError, load_frame
+    from pytest_obelize_bench.measure.gate1_items import GATE1_PACK
     from pytest_obelize_bench.measure.labels import LabelError, load_keys
 
-    pack = _pack(config, mode)
-    frame_option = config.getoption(OPTION_FRAME)
-    if mode == "dryrun" and not frame_option:
-        raise pytest.UsageError("--bench-dryrun needs --bench-frame=FILE: the frame of repositories to plan")
-    frame_path = _path(config, frame_option or DEFAULT_GATE1_FRAME).resolve()
+    mode = asked.kind
+    pack = GATE1_PACK if asked.pack is None else asked.pack
+    frame_path = _path(config, asked.frame or DEFAULT_GATE1_FRAME).resolve()
     try:
         frame = load_frame(frame_path)
         labels = frame_path.parent / "labels"
@@ -126,19 +80,19 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
     from pytest_obelize_bench.isolation.workspace import default_work_root
     from pytest_obelize_bench.measure.staging import MeasureContext
 
-    work_option = config.getoption("--bench-work")
-    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
-    cache = config.getoption("--bench-repo-cache")
+    options = options_of(config)
+    work_root = Path(options.work).expanduser().resolve() if options.work else default_work_root()
+    cache = options.repo_cache
     tool: dict[str, Any] | None = None
     provenance: dict[str, Any] = {}
-    if not config.getoption("collectonly"):
+    if not options.collect_only:
         import json
 
         from pytest_obelize_bench.tool.info import ToolError
         from pytest_obelize_bench.tool.packs import pack_provenance
         from pytest_obelize_bench.tool.venv import resolve_tool
 
-        spec = config.getoption("--obelize")
+        spec = options.obelize
         if frame.is_fixture and spec:
             raise pytest.UsageError(
                 "a fixture frame runs the obelize installed beside the harness; --obelize does not apply"
@@ -154,7 +108,7 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
         pack=pack,
         frame_path=str(frame_path),
         labels_dir=str(frame_path.parent / "labels") if mode == "gate1" else None,
-        results_dir=str(_path(config, config.getoption("--bench-results")).resolve()),
+        results_dir=str(_path(config, options.results).resolve()),
         work_root=str(work_root),
         project_root=str(config.rootpath),
         repo_cache=str(Path(cache).expanduser().resolve()) if cache else None,

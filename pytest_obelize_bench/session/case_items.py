@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_obelize_bench.grading.attempts import attempt_stem, item_name
+from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.keys import CONTEXT_KEY
-from pytest_obelize_bench.session.options import options_of
 from pytest_obelize_bench.session.outcome import OUTCOME_KEY, CaseOutcome
 
 if TYPE_CHECKING:

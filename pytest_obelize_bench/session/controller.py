@@ -23,8 +23,8 @@ from pytest_obelize_bench.grading.record import (
     RecordError,
     parse_record,
 )
+from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY
-from pytest_obelize_bench.session.options import options_of
 
 
 class Controller:

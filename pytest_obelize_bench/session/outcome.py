@@ -1,5 +1,5 @@
 """What a benchmark item reports: a case's typed outcome, how
-a tier shows in the terminal, the tier gate and the session's own exit statuses.
+a tier shows in the terminal and the session's own exit statuses.
 
 The item body stores a ``CaseOutcome`` in ``item.stash``; the report hook copies it onto the
 report (the part xdist carries to the controller). Kept free of pytest hooks and of the
@@ -8,7 +8,6 @@ controller, so both the plugin and the controller import it without importing ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
@@ -63,17 +62,6 @@ def tier_status(tier: str, *, fixtures: bool) -> tuple[str, str, tuple[str, dict
     return tier, letter, (word, markup)
 
 
-def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
-    """The tiers ``--bench-fail-on`` names; ValueError naming any unknown one."""
-    from pytest_obelize_bench.grading.record import TIERS  # here: the plugin imports this module at start-up
-
-    wanted = {part.strip() for part in tiers if part.strip()}
-    unknown = wanted - set(TIERS)
-    if unknown:
-        raise ValueError(f"unknown tier(s) {', '.join(sorted(unknown))}; known: {', '.join(TIERS)}")
-    return wanted
-
-
 __all__ = [
     "EXIT_PREFLIGHT",
     "EXIT_RESULTS_UNWRITABLE",
@@ -82,6 +70,5 @@ __all__ = [
     "REPORT_CHAR",
     "TIER_DISPLAY",
     "CaseOutcome",
-    "parse_tier_gate",
     "tier_status",
 ]

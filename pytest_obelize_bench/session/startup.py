@@ -19,7 +19,7 @@ from pytest_obelize_bench.casefile.cases import (
     load_fixtures,
 )
 from pytest_obelize_bench.isolation.gitquery import harness_provenance
-from pytest_obelize_bench.session.options import options_of
+from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.remote import file_sha256, write_session_marker
 
 

@@ -1,7 +1,9 @@
-"""The round's and the fixtures pass's command-line options, as ``pytest --help`` lists them.
+"""Every command-line option of the benchmark, as ``pytest --help`` lists them.
 
-Declared here and read once into ``BenchOptions`` (``options.py``); the measurements declare
-their own in their plugins. ``obelize-bench docs`` generates the options reference from these calls.
+The round's and the fixtures pass's options, then Gate 1's, the dry run's and the comparison's,
+in one group. Declared here and read once into ``BenchOptions`` (``read.py``), so the session and
+the measurements take typed fields and no option string. ``obelize-bench docs`` generates the
+options reference from these calls.
 """
 
 from __future__ import annotations
@@ -10,11 +12,25 @@ import pytest
 
 OPTION_ROUND = "--bench-round"
 OPTION_FIXTURES = "--fixtures-only"
+OPTION_GATE1 = "--bench-gate1"
+OPTION_DRYRUN = "--bench-dryrun"
+OPTION_FRAME = "--bench-frame"
+OPTION_COMPARE = "--bench-compare"
+OPTION_COMPARE_REPEAT = "--bench-compare-repeat"
+#: the frame Gate 1 measures when ``--bench-frame`` names none.
+DEFAULT_GATE1_FRAME = "cases/gate1/sample.yaml"
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """Every ``--bench-*`` option of a round and of the fixtures pass, in ``pytest --help``'s group."""
+    """Every option of the benchmark, in ``pytest --help``'s group, in the order the reference lists them."""
     group = parser.getgroup("obelize-bench", "obelize migration benchmark")
+    _round_options(group)
+    _measurement_options(group)
+    _comparison_options(group)
+
+
+def _round_options(group: pytest.OptionGroup) -> None:
+    """A round's and the fixtures pass's options."""
     group.addoption(
         OPTION_ROUND, type=int, metavar="N", help="run benchmark round N: one item per row of the case file"
     )
@@ -155,4 +171,45 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
 
-__all__ = ["OPTION_FIXTURES", "OPTION_ROUND", "add_options"]
+def _measurement_options(group: pytest.OptionGroup) -> None:
+    """Gate 1's and the fix dry run's options."""
+    group.addoption(
+        OPTION_GATE1, action="store_true", help="Gate 1: obelize scan precision and recall over the labelled frame"
+    )
+    group.addoption(
+        OPTION_DRYRUN,
+        metavar="PACK",
+        help="the fix dry run of PACK over --bench-frame: blocked, none, held, partial or complete",
+    )
+    group.addoption(
+        OPTION_FRAME, metavar="FILE", help=f"the frame to measure (default for --bench-gate1: {DEFAULT_GATE1_FRAME})"
+    )
+
+
+def _comparison_options(group: pytest.OptionGroup) -> None:
+    """The comparison arm's options."""
+    group.addoption(
+        OPTION_COMPARE,
+        metavar="ARM.yaml",
+        help="the comparison arm: a coding agent (the arm file's command) against obelize on every dev case",
+    )
+    group.addoption(
+        OPTION_COMPARE_REPEAT,
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --bench-compare: run the agent a second time on the first N dev cases, in a fresh tree",
+    )
+
+
+__all__ = [
+    "DEFAULT_GATE1_FRAME",
+    "OPTION_COMPARE",
+    "OPTION_COMPARE_REPEAT",
+    "OPTION_DRYRUN",
+    "OPTION_FIXTURES",
+    "OPTION_FRAME",
+    "OPTION_GATE1",
+    "OPTION_ROUND",
+    "add_options",
+]
