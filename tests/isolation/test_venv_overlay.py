@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
 from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
 from pytest_obelize_bench.isolation.sandbox import CaseLayout, Probe, SandboxExecutor, interpreter_roots, policy_for
-from pytest_obelize_bench.isolation.sandbox_probe import Settings, mounts_overlays
+from pytest_obelize_bench.isolation.sandbox_probe import Settings, choose, mounts_overlays, probe_bwrap
 from tests.helpers.sandbox import tree_digest
 
 
@@ -72,6 +73,49 @@ def test_the_probe_reads_the_overlay_option_from_bwrap_help(tmp_path: Path, help
     fake.chmod(0o755)
     assert mounts_overlays(str(fake), env={"PATH": os.defpath}) is expected
     assert mounts_overlays(str(tmp_path / "missing"), env={"PATH": os.defpath}) is False
+
+
+def test_a_bwrap_that_offers_overlays_but_cannot_mount_one_here_gives_copies(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        '  --version) echo "bubblewrap 0.11.0" ;;\n'
+        '  --help) echo "  --overlay-src SRC  Read files from SRC" ;;\n'
+        '  *--overlay-src*) echo "bwrap: Can\'t make overlay mount: Invalid argument" >&2; exit 1 ;;\n'
+        "esac\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    probe = probe_bwrap(str(fake))
+    assert probe.works and not probe.overlay
+    assert (
+        probe.overlay_problem
+        == f"{fake} cannot mount an overlay here: bwrap: Can't make overlay mount: Invalid argument"
+    )
+    assert choose("auto", lambda: probe).overlay is False
+
+
+def test_overlayfs_refuses_an_upper_layer_on_overlayfs_and_the_probe_sees_it(
+    tmp_path: Path, overlay_bwrap: Probe
+) -> None:
+    """As in a container whose root is an overlayfs: the probe's scratch folder sits on one."""
+    program = overlay_bwrap.program or "bwrap"
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "merged").mkdir()
+    code = (
+        "import json, sys; from dataclasses import asdict; "
+        "from pytest_obelize_bench.isolation.sandbox_probe import probe_bwrap; "
+        "print(json.dumps(asdict(probe_bwrap(sys.argv[1]))))"
+    )
+    outer = [program, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    outer += ["--overlay-src", str(tmp_path / "empty"), "--tmp-overlay", str(tmp_path / "merged")]
+    outer += ["--setenv", "TMPDIR", str(tmp_path / "merged"), "--", sys.executable, "-c", code, program]
+    done = subprocess.run(outer, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert probe["problem"] is None and probe["overlay"] is False
+    assert "cannot mount an overlay here" in probe["overlay_problem"], probe
 
 
 def test_the_case_interpreter_is_found_in_the_template_when_the_venv_is_an_overlay(tmp_path: Path) -> None:
