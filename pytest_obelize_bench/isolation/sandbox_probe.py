@@ -1,8 +1,9 @@
 """Whether bubblewrap can sandbox on this machine, asked once per session, and the session's choice.
 
-The probe runs ``bwrap --version`` and then a sandboxed ``true`` with every kind of mount a step
-uses; the choice (``auto``, ``bwrap``, ``none``) and what the probe found travel to the workers as
-``Settings`` in the round context.
+The probe runs ``bwrap --version``, then a sandboxed ``true`` with every kind of mount a step
+uses, then one with an overlay where ``bwrap --help`` offers them (a case's venv over its template
+is one only when that mount worked); the choice (``auto``, ``bwrap``, ``none``) and what the
+probe found travel to the workers as ``Settings`` in the round context.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ class Probe:
     program: str | None
     version: str | None
     problem: str | None
-    #: whether ``bwrap --help`` offers ``--overlay-src`` (bubblewrap 0.10 and later).
+    #: whether it mounts overlays here: ``--overlay-src`` (bubblewrap 0.10 and later), and a real one.
     overlay: bool = False
+    #: why it mounts none (None when it does, or when it cannot sandbox at all).
+    overlay_problem: str | None = None
 
     @property
     def works(self) -> bool:
@@ -84,6 +87,8 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
             policy = Policy(writable=(Path(scratch) / "kept",), hidden=(Path(scratch) / "hidden",))
             argv = bwrap_argv(path, policy, [true], cwd=Path(scratch) / "kept", env=env)
             tried = run_program(argv, env=env, timeout=timeout)
+            # and an overlay as a case's venv gets, where the sandbox works: the option promises none.
+            overlays = overlay_problem(path, env=env, timeout=timeout, scratch=Path(scratch)) if tried.ok else None
     except OSError as error:
         return Probe(path, match["version"], f"a sandboxed true could not run: {error}")
     if tried.timed_out or tried.launch_error is not None:
@@ -97,16 +102,44 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
                 " and user.max_user_namespaces)"
             )
         return Probe(path, match["version"], f"bwrap cannot create a sandbox here: {said}{hint}")
-    return Probe(path, match["version"], None, overlay=mounts_overlays(path, env=env, timeout=timeout))
+    return Probe(path, match["version"], None, overlay=overlays is None, overlay_problem=overlays)
+
+
+def overlay_problem(
+    program: str, *, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S, scratch: Path | None = None
+) -> str | None:
+    """Why this bwrap mounts no overlays here, or None: its ``--help`` names ``--overlay-src`` and,
+    given a ``scratch`` folder, a sandboxed ``true`` with an overlay laid out as a case's venv runs.
+
+    The option alone is not enough: overlayfs refuses some filesystems as the upper layer (another
+    overlayfs, as a container's root usually is), and some kernels refuse it to a user namespace.
+    """
+    try:
+        helped = run_program([program, "--help"], env=env, timeout=timeout)
+    except OSError as error:
+        return f"{program} --help could not run: {error}"
+    if not (helped.ok and "--overlay-src" in helped.output):
+        return f"{program} offers no --overlay-src (bubblewrap 0.10 and later do)"
+    if scratch is None:
+        return None
+    base = scratch / "overlay"
+    lower, upper, work, kept = (base / name for name in ("lower", "upper", "work", "kept"))
+    for folder in (lower, upper, work, kept / "venv"):
+        folder.mkdir(parents=True)
+    policy = Policy(writable=(kept,), overlays=((lower, upper, work, kept / "venv"),))
+    true = shutil.which("true") or "/bin/true"
+    try:
+        tried = run_program(bwrap_argv(program, policy, [true], cwd=kept, env=env), env=env, timeout=timeout)
+    except OSError as error:
+        return f"{program} could not run: {error}"
+    if tried.ok:
+        return None
+    return f"{program} cannot mount an overlay here: {tried.launch_error or _last_line(tried.output)}"
 
 
 def mounts_overlays(program: str, *, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """Whether this bwrap mounts overlays: its ``--help`` names ``--overlay-src``."""
-    try:
-        helped = run_program([program, "--help"], env=env, timeout=timeout)
-    except OSError:
-        return False
-    return helped.ok and "--overlay-src" in helped.output
+    """Whether this bwrap's ``--help`` names ``--overlay-src`` (``overlay_problem`` also mounts one)."""
+    return overlay_problem(program, env=env, timeout=timeout) is None
 
 
 @dataclass(frozen=True)
@@ -185,6 +218,7 @@ __all__ = [
     "Settings",
     "choose",
     "mounts_overlays",
+    "overlay_problem",
     "probe_bwrap",
     "provenance_label",
 ]

