@@ -64,7 +64,6 @@ def main(count: int = 20) -> None:
             project_root=str(Path(__file__).resolve().parents[1]),
             results=str(Path(__file__).resolve().parents[1] / "results"),
             work_root=str(root / "work"),
-            tool=None,
         )
         layout = case_layout(
             paths,

@@ -113,8 +113,7 @@ def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path)
     workerid = str(config.workerinput.get("workerid", "gw?"))  # type: ignore[attr-defined]  # set by xdist
 
     def own_commit() -> str | None:
-        commit = harness_provenance(rootdir)["commit"]
-        return commit if isinstance(commit, str) else None
+        return harness_provenance(rootdir).commit
 
     return localize(context, workerid=workerid, own=own, own_commit=own_commit)
 
@@ -185,6 +184,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if controller is not None:
         controller.terminal_summary(terminalreporter, list_tiers=REPORT_CHAR in terminalreporter.reportchars)
     context = config.stash.get(CONTEXT_KEY, None)
-    warning = (context.sandbox or {}).get("warning") if context is not None and is_controller(config) else None
+    warning = context.sandbox.warning if context is not None and is_controller(config) else None
     if warning:
         terminalreporter.write_line(f"obelize-bench: {warning}", yellow=True, bold=True)

@@ -19,9 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
 
+from pytest_obelize_bench import __version__
 from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench.isolation.gitquery import HarnessInfo
+from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.packs import PackInfo
 
 KEY_VERSION = 1
 
@@ -35,26 +38,25 @@ def case_row_hash(case: Case) -> str:
 def content_key(
     case: Case,
     *,
-    tool: Mapping[str, Any] | None,
-    packs: Mapping[str, Mapping[str, Any]],
+    tool: ToolInfo | None,
+    packs: Mapping[str, PackInfo],
     interpreter_used: str | None,
     exclude_newer: str | None,
     sandbox: str,
-    harness: Mapping[str, Any],
-    harness_version: str,
+    harness: HarnessInfo,
     attempt: int,
 ) -> str:
     """The case's content key (see the module docstring for what it covers)."""
-    tool = tool or {}
+    pack = packs.get(case.pack)
     parts = {
         "key_version": KEY_VERSION,
         "case": case_row_hash(case),
-        "tool": [tool.get("version"), tool.get("commit"), tool.get("tree_dirty")],
-        "pack_sha256": (packs.get(case.pack) or {}).get("pack_sha256"),
+        "tool": [None, None, None] if tool is None else [tool.version, tool.commit, tool.tree_dirty],
+        "pack_sha256": None if pack is None else pack.pack_sha256,
         "interpreter": interpreter_used,
         "exclude_newer": exclude_newer,
         "sandbox": sandbox,
-        "harness": [harness.get("version", harness_version), harness.get("commit"), harness.get("tree_dirty")],
+        "harness": [harness.version or __version__, harness.commit, harness.tree_dirty],
         "attempt": attempt,
     }
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"))

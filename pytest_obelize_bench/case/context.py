@@ -1,22 +1,29 @@
 """What a whole round shares: computed once on the controller, handed to workers as JSON.
 
-xdist serialises builtin types only, so the context is a flat JSON document; a worker
-rebuilds it from ``config.workerinput`` instead of recomputing (and possibly disagreeing on)
-the cutoff time, the tool under test or the harness's own commit.
+xdist hands a worker builtin types only, so the context travels as one JSON text
+(``to_json``); a worker validates it back (``from_json``) instead of recomputing (and possibly
+disagreeing on) the cutoff time, the tool under test or the harness's own commit. The tool, its
+packs, the harness and the sandbox are the models that describe them everywhere else.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_obelize_bench.isolation.gitquery import HarnessInfo
+from pytest_obelize_bench.isolation.sandbox_probe import Settings
+from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.packs import PackInfo
 
 WORKERINPUT_KEY = "obelize_bench_context"
 
 
-@dataclass(frozen=True)
-class RoundContext:
+class RoundContext(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     mode: Literal["round", "fixtures"]
     round: int | None
     project_root: str
@@ -30,13 +37,15 @@ class RoundContext:
     exclude_newer: str | None = None
     uv_cache: str | None = None
     allow_dirty: bool = False
-    tool: dict[str, Any] | None = None
-    packs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    harness: dict[str, Any] = field(default_factory=dict)
+    #: the obelize under test (None when the session resolved none: ``--collect-only``)
+    tool: ToolInfo | None = None
+    #: what the tool says of each pack the round's cases use, by pack name
+    packs: dict[str, PackInfo] = {}
+    harness: HarnessInfo = HarnessInfo()
     #: seconds per step name (``limits.DEFAULT_LIMITS`` with ``--bench-step-timeout`` over them)
-    step_limits: dict[str, float] = field(default_factory=dict)
-    #: ``sandbox.Settings`` as JSON: probed once on the controller, never again on a worker.
-    sandbox: dict[str, Any] = field(default_factory=dict)
+    step_limits: dict[str, float] = {}
+    #: probed once on the controller, never again on a worker.
+    sandbox: Settings = Settings()
     # -- workers on other machines (remote.py) --
     #: the session marker's token under ``work_root``: a worker that finds it shares the controller's paths
     work_token: str | None = None
@@ -58,10 +67,8 @@ class RoundContext:
         return Path(self.results_dir) / self.round_label
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return self.model_dump_json()
 
     @classmethod
     def from_json(cls, text: str) -> RoundContext:
-        data = json.loads(text)
-        data["python_search"] = tuple(data.get("python_search") or ())
-        return cls(**data)
+        return cls.model_validate_json(text)

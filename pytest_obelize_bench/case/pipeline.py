@@ -8,7 +8,6 @@ functions of what the stages left on disk.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import time
@@ -24,7 +23,7 @@ from pytest_obelize_bench.case.run import CaseRun
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.casefile.schema import Review
 from pytest_obelize_bench.isolation.policy import Step
-from pytest_obelize_bench.isolation.sandbox import SandboxExecutor, Settings, case_layout, harness_paths
+from pytest_obelize_bench.isolation.sandbox import SandboxExecutor, case_layout, harness_paths
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,14 +56,16 @@ def sandbox_for_case(
 
     ``env`` is the step environment: its cache variables name the caches a step may write.
     """
-    settings = Settings.from_json(context.sandbox)
+    settings = context.sandbox
     if not settings.enabled or settings.program is None:
         return inner
+    tool = context.tool
     paths = harness_paths(
         project_root=context.project_root,
         results=context.results_dir,
         work_root=context.work_root,
-        tool=context.tool,
+        tool_python=None if tool is None else tool.python,
+        tool_checkout=None if tool is None else tool.checkout,
     )
     layout = case_layout(
         paths,
@@ -112,7 +113,7 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         run.elider, run.env = staged.elider, staged.env
 
         executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
-        if isinstance(executor, SandboxExecutor) and Settings.from_json(context.sandbox).overlay:
+        if isinstance(executor, SandboxExecutor) and context.sandbox.overlay:
             run.sandbox = executor
         run.runner = StepRunner(
             run.kind.wrap(executor),
@@ -161,7 +162,6 @@ def run_steps(run: CaseRun) -> None:
     from pytest_obelize_bench.case.suite import compile_written
     from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest, patch_publishable
     from pytest_obelize_bench.tool.fix_step import run_fix
-    from pytest_obelize_bench.tool.info import ToolInfo
 
     case = run.case
 
@@ -169,7 +169,9 @@ def run_steps(run: CaseRun) -> None:
         run.baseline = _suite(run, "baseline", Step.BASELINE)
 
     def fix() -> None:
-        tool = ToolInfo.from_json(json.dumps(run.context.tool))
+        tool = run.context.tool
+        if tool is None:
+            raise CaseError("harness", "harness_crashed", "the session resolved no obelize")
         fixed = run_fix(run.steps(), tool, checkout=run.checkout, pack=case.pack, timeout=run.limit("fix"))
         run.artefacts, run.runtime_seconds = fixed.artefacts, fixed.runtime_s
         copy_artefacts(fixed.folder, run.tree().artefacts, publish_patch=patch_publishable(case.license))
@@ -207,10 +209,9 @@ def run_steps(run: CaseRun) -> None:
 
 
 def _sandbox_label(run: CaseRun) -> str:
-    from pytest_obelize_bench.isolation.sandbox import Settings, provenance_label
+    from pytest_obelize_bench.isolation.sandbox import provenance_label
 
-    settings = Settings.from_json(run.context.sandbox)
-    return provenance_label(settings, suites_network=run.case.tests_require_network, offline=run.offline)
+    return provenance_label(run.context.sandbox, suites_network=run.case.tests_require_network, offline=run.offline)
 
 
 def _content_key(run: CaseRun) -> str | None:
@@ -228,7 +229,6 @@ def _content_key(run: CaseRun) -> str | None:
         exclude_newer=context.exclude_newer,
         sandbox=_sandbox_label(run),
         harness=context.harness,
-        harness_version=__version__,
         attempt=run.attempt_number,
     )
 
@@ -270,20 +270,20 @@ def build_record(run: CaseRun) -> Record:
 
         detail = public_detail(run.error.detail, run.elider, os.environ.items())
         error = ErrorInfo(step=run.error.step, reason=run.error.reason, detail=detail)
-    tool = context.tool or {}
-    pack = context.packs.get(case.pack, {})
+    tool = context.tool
+    pack = context.packs.get(case.pack)
     interpreter = run.interpreter
     executable = None
     if interpreter is not None and run.elider is not None:
         executable = run.elider.text(str(interpreter.executable))
     provenance = Provenance(
-        obelize_version=tool.get("version"),
-        obelize_commit=tool.get("commit"),
-        obelize_tree_dirty=tool.get("tree_dirty"),
-        obelize_exclude_newer=tool.get("exclude_newer_tool"),
+        obelize_version=None if tool is None else tool.version,
+        obelize_commit=None if tool is None else tool.commit,
+        obelize_tree_dirty=None if tool is None else tool.tree_dirty,
+        obelize_exclude_newer=None if tool is None else tool.exclude_newer_tool,
         pack=case.pack,
-        pack_sha256=pack.get("pack_sha256"),
-        spec_sha256=pack.get("spec_sha256"),
+        pack_sha256=None if pack is None else pack.pack_sha256,
+        spec_sha256=None if pack is None else pack.spec_sha256,
         python=case.python if case.origin == "corpus" else None,
         python_used=(interpreter.used or None) if interpreter is not None else None,
         python_executable=executable,
@@ -296,9 +296,9 @@ def build_record(run: CaseRun) -> Record:
         exclude_newer=run.kind.exclude_newer(context),
         packages_sha256=run.packages_sha256,
         run_at=run.run_at,
-        harness_version=context.harness.get("version", __version__),
-        harness_commit=context.harness.get("commit"),
-        harness_tree_dirty=context.harness.get("tree_dirty"),
+        harness_version=context.harness.version or __version__,
+        harness_commit=context.harness.commit,
+        harness_tree_dirty=context.harness.tree_dirty,
         allow_dirty=context.allow_dirty if context.mode == "round" else None,
         sandbox=_sandbox_label(run),
         content_key=_content_key(run),  # hook: resume (content_key.py)

@@ -8,9 +8,10 @@ repository becomes a null field, never a crash.
 from __future__ import annotations
 
 import os
-import platform
 import tempfile
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
 
 from pytest_obelize_bench import __version__
 from pytest_obelize_bench.isolation.executor import run_program
@@ -40,16 +41,30 @@ def git_output(repo: Path, *args: str, own_home: bool = False, timeout: float = 
     return answer.output if answer.ok else None
 
 
-def harness_provenance(root: Path) -> dict[str, object]:
+class HarnessInfo(BaseModel):
+    """The harness that ran: its version, commit and whether its tree was dirty.
+
+    Computed once on the controller, carried to the workers in the round context, named by every
+    record and by ``run.json``. Each field is null when it is not known (an imported round's run
+    knows none of them).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    version: str | None = None
+    commit: str | None = None
+    tree_dirty: bool | None = None
+
+
+def harness_provenance(root: Path) -> HarnessInfo:
     """The harness's own version, commit and whether its tree (results/ aside) is dirty."""
     commit = git_output(root, "rev-parse", "HEAD")
     status = git_output(root, "status", "--porcelain", "--", ".", ":(exclude)results")
-    return {
-        "version": __version__,
-        "commit": commit.strip() if commit else None,
-        "tree_dirty": None if status is None else bool(status.strip()),
-        "os": platform.system(),
-    }
+    return HarnessInfo(
+        version=__version__,
+        commit=commit.strip() if commit else None,
+        tree_dirty=None if status is None else bool(status.strip()),
+    )
 
 
-__all__ = ["git_output", "harness_provenance"]
+__all__ = ["HarnessInfo", "git_output", "harness_provenance"]

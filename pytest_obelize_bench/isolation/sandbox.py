@@ -36,7 +36,6 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from pytest_obelize_bench.isolation.bwrap import SCRATCH_TMP_BYTES, Policy, bwrap_argv, namespace_flags
 from pytest_obelize_bench.isolation.executor import Completed, Executor
@@ -243,10 +242,15 @@ def harness_paths(
     project_root: str,
     results: str,
     work_root: str,
-    tool: Mapping[str, Any] | None,
+    tool_python: str | None = None,
+    tool_checkout: str | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> HarnessPaths:
-    """The harness's own locations: what is hidden, and what must stay reachable read-only."""
+    """The harness's own locations: what is hidden, and what must stay reachable read-only.
+
+    ``tool_python`` is the interpreter the tool under test runs in, ``tool_checkout`` the source
+    checkout it runs from (if any): both stay reachable.
+    """
     from pytest_obelize_bench.isolation.policy import uv_binary
 
     home = environ.get("HOME")
@@ -257,13 +261,10 @@ def harness_paths(
         *interpreter_roots(Path(sys.executable)),
     ]
     extra: list[Path] = []
-    if tool:
-        python = tool.get("python")
-        if isinstance(python, str) and python:
-            interpreters += interpreter_roots(Path(python))
-        spec = tool.get("spec")
-        if tool.get("source") == "checkout" and isinstance(spec, str):
-            extra.append(_real(Path(spec).expanduser()))
+    if tool_python:
+        interpreters += interpreter_roots(Path(tool_python))
+    if tool_checkout:
+        extra.append(_real(Path(tool_checkout).expanduser()))
     installs = environ.get("UV_PYTHON_INSTALL_DIR")
     if installs:
         interpreters.append(_real(installs))

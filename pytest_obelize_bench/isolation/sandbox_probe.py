@@ -13,9 +13,11 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
 from pytest_obelize_bench.isolation.executor import run_program
@@ -142,11 +144,12 @@ def mounts_overlays(program: str, *, env: Mapping[str, str], timeout: float = PR
     return overlay_problem(program, env=env, timeout=timeout) is None
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The session's choice, handed to workers in the round context (JSON-safe)."""
+class Settings(BaseModel):
+    """The session's choice, handed to workers in the round context; ``{}`` is no sandbox."""
 
-    mode: SandboxMode
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: SandboxMode = "none"
     program: str | None = None
     version: str | None = None
     warning: str | None = None
@@ -156,25 +159,6 @@ class Settings:
     @property
     def enabled(self) -> bool:
         return self.program is not None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Settings:
-        """The settings in a context; an empty mapping (a context without them) is ``none``."""
-        if not data:
-            return cls(mode="none")
-        mode = data.get("mode", "none")
-        if mode not in SANDBOX_MODES:
-            raise ValueError(f"sandbox mode {mode!r} is not one of {', '.join(SANDBOX_MODES)}")
-        return cls(
-            mode=mode,
-            program=data.get("program"),
-            version=data.get("version"),
-            warning=data.get("warning"),
-            overlay=bool(data.get("overlay", False)),
-        )
 
 
 def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:

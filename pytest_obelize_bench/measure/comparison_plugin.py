@@ -18,7 +18,9 @@ import pytest
 from pytest_obelize_bench.options.read import options_of
 
 if TYPE_CHECKING:
+    from pytest_obelize_bench.isolation.sandbox import Settings
     from pytest_obelize_bench.options.model import ComparisonOptions
+    from pytest_obelize_bench.tool.info import ToolInfo
 
 WORKERINPUT_KEY = "obelize_bench_compare"
 PROMPT_FILE = Path("comparison") / "COMPARISON_PROMPT.md"
@@ -55,7 +57,7 @@ def _dev_cases(config: pytest.Config, round_number: int) -> tuple[Path, list[Any
 def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, dev: list[Any]) -> dict[str, Any]:
     """Everything a worker needs, computed once on the controller (JSON-safe)."""
     from pytest_obelize_bench.isolation.gitquery import harness_provenance
-    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, choose
+    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, Settings, choose
     from pytest_obelize_bench.isolation.workspace import default_work_root
     from pytest_obelize_bench.measure.comparison_arm import (
         ArmFileError,
@@ -76,17 +78,16 @@ def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, d
     # Blind: a neutral root named by a digest, outside the work root, so no path the agent sees
     # names the project or the case.
     blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_of(str(work_root).encode())[:10])
-    tool: dict[str, Any] | None = None
-    sandbox: dict[str, Any] = {}
+    tool: ToolInfo | None = None
+    sandbox = Settings()
     exclude_newer = _exclude_newer(options.exclude_newer)
     if not options.collect_only:
         from pytest_obelize_bench.tool.info import ToolError
         from pytest_obelize_bench.tool.venv import resolve_tool
 
         try:
-            resolved = resolve_tool(options.obelize, tool_root=work_root / "tools")
-            tool = json.loads(resolved.to_json())
-            sandbox = choose(options.sandbox).to_json()
+            tool = resolve_tool(options.obelize, tool_root=work_root / "tools")
+            sandbox = choose(options.sandbox)
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         except SandboxUnavailable as exc:
@@ -108,12 +109,12 @@ def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, d
         "blind_root": str(blind_root),
         "keep": options.keep,
         "repo_cache": options.repo_cache,
-        "tool": tool,
-        "sandbox_program": sandbox.get("program"),
+        "tool": None if tool is None else tool.model_dump(mode="json"),
+        "sandbox_program": sandbox.program,
         "exclude_newer": exclude_newer,
         "round_context": suites,
         "repeat": [case.id for case in dev[: asked.repeat]],
-        "harness": harness_provenance(Path(config.rootpath)),
+        "harness": harness_provenance(Path(config.rootpath)).model_dump(mode="json"),
     }
 
 
@@ -132,12 +133,10 @@ def _round_context(
     case_path: Path,
     work_root: Path,
     exclude_newer: str,
-    tool: dict[str, Any] | None,
-    sandbox: dict[str, Any],
+    tool: ToolInfo | None,
+    sandbox: Settings,
 ) -> dict[str, Any]:
     """The round context the suites' stages read (comparison_suite.py), as JSON-safe fields."""
-    from dataclasses import asdict
-
     from pytest_obelize_bench.case.context import RoundContext
     from pytest_obelize_bench.case.environment import default_uv_cache
     from pytest_obelize_bench.isolation.gitquery import harness_provenance
@@ -166,9 +165,7 @@ def _round_context(
         step_limits=limits,
         sandbox=sandbox,
     )
-    data = asdict(context)
-    data["python_search"] = list(context.python_search)
-    return data
+    return context.model_dump(mode="json")
 
 
 @pytest.hookimpl(trylast=True)

@@ -26,6 +26,7 @@ from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.isolation.executor import Completed, Executor, ProcessExecutor, step_environment
 from pytest_obelize_bench.isolation.sandbox import (
+    HarnessPaths,
     Policy,
     SandboxExecutor,
     bwrap_argv,
@@ -34,6 +35,7 @@ from pytest_obelize_bench.isolation.sandbox import (
 )
 from pytest_obelize_bench.measure.comparison_record import Change, Finding
 from pytest_obelize_bench.measure.comparison_trees import changes_against_pin, compiles, missing_files, read_stamp
+from pytest_obelize_bench.tool.info import ToolInfo
 
 #: Left out of every copy and every diff: obelize's run folders.
 RUN_FOLDER = ".obelize"
@@ -120,15 +122,29 @@ def step_env(blind: Blind) -> dict[str, str]:
     return step_environment(os.environ, home=blind.home, extra=extra)
 
 
+def session_tool(ctx: Mapping[str, Any]) -> ToolInfo:
+    """The obelize the session resolved, as the context carries it."""
+    return ToolInfo.model_validate(ctx["tool"])
+
+
+def _harness_paths(ctx: Mapping[str, Any]) -> HarnessPaths:
+    tool = session_tool(ctx)
+    return harness_paths(
+        project_root=ctx["project_root"],
+        results=ctx["results_dir"],
+        work_root=ctx["work_root"],
+        tool_python=tool.python,
+        tool_checkout=tool.checkout,
+    )
+
+
 def tree_executor(ctx: Mapping[str, Any], blind: Blind, tree: Path) -> Executor:
     """The executor of obelize's steps on ``tree``: the case's sandbox policy with ``tree`` as checkout."""
     inner = ProcessExecutor()
     program = ctx.get("sandbox_program")
     if not program:
         return inner
-    paths = harness_paths(
-        project_root=ctx["project_root"], results=ctx["results_dir"], work_root=ctx["work_root"], tool=ctx["tool"]
-    )
+    paths = _harness_paths(ctx)
     layout = case_layout(
         paths, checkout=tree, home=blind.home, tmp=blind.tmp, junit=blind.logs / "junit",
         env=step_env(blind), uv_cache=None, suites_network=False, offline=False,
@@ -142,9 +158,7 @@ def agent_executor(ctx: Mapping[str, Any], blind: Blind, tree: Path, meta: Path)
     program = ctx.get("sandbox_program")
     if not program:
         return inner
-    paths = harness_paths(
-        project_root=ctx["project_root"], results=ctx["results_dir"], work_root=ctx["work_root"], tool=ctx["tool"]
-    )
+    paths = _harness_paths(ctx)
     hidden = [paths.project_root, paths.results, paths.work_root, Path("/run"), Path("/etc/ssh")]
     if paths.real_home is not None:
         hidden.append(paths.real_home)
@@ -179,7 +193,7 @@ def scan(ctx: Mapping[str, Any], blind: Blind, tree: Path, label: str, pack: str
     from pytest_obelize_bench.tool.adapter import OBELIZE
 
     runner = _runner(tree_executor(ctx, blind, tree), blind, f"scan-{label}", ctx["project_root"], step_env(blind))
-    argv = OBELIZE.scan_argv(list(ctx["tool"]["argv_prefix"]), checkout=tree, pack=pack)
+    argv = OBELIZE.scan_argv(list(session_tool(ctx).argv_prefix), checkout=tree, pack=pack)
     completed = runner.run(2, "scan", argv, timeout=SCAN_TIMEOUT_S, cwd=tree)
     if completed.timed_out or completed.exit_code != 0 or completed.launch_error is not None:
         raise CaseError("scan", "obelize_failed", f"obelize scan of the {label} tree exited {completed.exit_code}")
@@ -189,14 +203,12 @@ def scan(ctx: Mapping[str, Any], blind: Blind, tree: Path, label: str, pack: str
 
 def run_obelize(case: Case, ctx: Mapping[str, Any], blind: Blind) -> tuple[ArmRun, int | None]:
     """``obelize fix`` on its copy, as step 6 runs it; its changes and the rows its plan migrated."""
-    import json
 
     from pytest_obelize_bench.grading.grade import expected_rows, grade
     from pytest_obelize_bench.grading.record import SuiteResult
     from pytest_obelize_bench.tool.fix_step import run_fix
-    from pytest_obelize_bench.tool.info import ToolInfo
 
-    tool = ToolInfo.from_json(json.dumps(ctx["tool"]))
+    tool = session_tool(ctx)
     runner = _runner(tree_executor(ctx, blind, blind.obelize), blind, "obelize", ctx["project_root"], step_env(blind))
     fixed = run_fix(runner, tool, checkout=blind.obelize, pack=case.pack)
     m = grade(

@@ -38,9 +38,7 @@ class Suites:
 
 def round_context(ctx: Mapping[str, Any]) -> RoundContext:
     """The round context the case's stages read; its work root is the comparison's own."""
-    data = dict(ctx["round_context"])
-    data["python_search"] = tuple(data.get("python_search") or ())
-    return RoundContext(**data)
+    return RoundContext.model_validate(ctx["round_context"])
 
 
 def swap_in(checkout: Path, tree: Path) -> None:

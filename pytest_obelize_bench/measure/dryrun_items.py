@@ -151,14 +151,13 @@ def publish(
     from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
     from pytest_obelize_bench.measure.publication import write_measurement
 
-    tool = context.tool or {}
     document = DryRunDocument(
         pack=context.pack,
         frame=frame_label,
         term=frame.term,
-        obelize_version=tool.get("version"),
-        pack_sha256=context.pack_provenance.get("pack_sha256"),
-        harness_commit=context.harness.get("commit"),
+        obelize_version=None if context.tool is None else context.tool.version,
+        pack_sha256=None if context.pack_provenance is None else context.pack_provenance.pack_sha256,
+        harness_commit=context.harness.commit,
         run_at=context.run_at,
         records=[records[repo.full_name] for repo in frame.repositories],
     )

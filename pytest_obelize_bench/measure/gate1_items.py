@@ -145,12 +145,12 @@ def run_item(
 
 def document_of(context: MeasureContext, frame: Frame, records: Mapping[str, ScannedRepository]) -> ScanDocument:
     """The scan document in the upstream shape, repositories in frame order."""
-    tool = context.tool or {}
+    pack = context.pack_provenance
     return ScanDocument(
-        obelize_version=tool.get("version"),
+        obelize_version=None if context.tool is None else context.tool.version,
         pack=context.pack,
-        pack_sha256=context.pack_provenance.get("pack_sha256"),
-        spec_sha256=context.pack_provenance.get("spec_sha256"),
+        pack_sha256=None if pack is None else pack.pack_sha256,
+        spec_sha256=None if pack is None else pack.spec_sha256,
         python=platform.python_version(),
         machine=platform.machine(),
         os=platform.system(),

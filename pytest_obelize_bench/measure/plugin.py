@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.measure.frame import Frame, FrameRepository
     from pytest_obelize_bench.measure.labels import AnswerKey  # noqa: F401 (the stash key names it)
     from pytest_obelize_bench.measure.staging import MeasureContext
+    from pytest_obelize_bench.tool.info import ToolInfo
+    from pytest_obelize_bench.tool.packs import PackInfo
 
 FRAME_KEY = pytest.StashKey["Frame"]()
 KEYS_KEY = pytest.StashKey["dict[str, AnswerKey]"]()
@@ -83,11 +85,9 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
     options = options_of(config)
     work_root = Path(options.work).expanduser().resolve() if options.work else default_work_root()
     cache = options.repo_cache
-    tool: dict[str, Any] | None = None
-    provenance: dict[str, Any] = {}
+    tool: ToolInfo | None = None
+    provenance: PackInfo | None = None
     if not options.collect_only:
-        import json
-
         from pytest_obelize_bench.tool.info import ToolError
         from pytest_obelize_bench.tool.packs import pack_provenance
         from pytest_obelize_bench.tool.venv import resolve_tool
@@ -98,11 +98,10 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
                 "a fixture frame runs the obelize installed beside the harness; --obelize does not apply"
             )
         try:
-            resolved = resolve_tool(spec, tool_root=work_root / "tools")
+            tool = resolve_tool(spec, tool_root=work_root / "tools")
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
-        tool = json.loads(resolved.to_json())
-        provenance = dict(pack_provenance(resolved, pack))
+        provenance = pack_provenance(tool, pack)
     return MeasureContext(
         mode=mode,
         pack=pack,

@@ -12,16 +12,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case.kinds import FIXTURE_COPY_IGNORE
+from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.isolation.policy import DEFAULT_LIMITS, MeasureStep
 from pytest_obelize_bench.measure.frame import FrameRepository
 from pytest_obelize_bench.tool.adapter import OBELIZE
+from pytest_obelize_bench.tool.info import ToolInfo
 from pytest_obelize_bench.tool.invoke import run_tool
+from pytest_obelize_bench.tool.packs import PackInfo
 
 SCAN_TIMEOUT_S = 900.0
 FIX_TIMEOUT_S = DEFAULT_LIMITS["fix"]
@@ -56,9 +61,10 @@ print(json.dumps(out))
 """
 
 
-@dataclass(frozen=True)
-class MeasureContext:
+class MeasureContext(BaseModel):
     """What every worker of a Gate 1 or dry-run session shares, computed once on the controller."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: str  # "gate1" or "dryrun"
     pack: str
@@ -68,9 +74,10 @@ class MeasureContext:
     work_root: str
     project_root: str
     repo_cache: str | None = None
-    tool: dict[str, Any] | None = None
-    pack_provenance: dict[str, Any] = field(default_factory=dict)
-    harness: dict[str, Any] = field(default_factory=dict)
+    tool: ToolInfo | None = None
+    #: what the tool says of the pack (None when the session resolved no tool)
+    pack_provenance: PackInfo | None = None
+    harness: HarnessInfo = HarnessInfo()
     run_at: str | None = None
 
     @property
@@ -79,11 +86,11 @@ class MeasureContext:
         return "gate1" if self.mode == "gate1" else "dryrun-" + self.pack.replace("/", "__")
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return self.model_dump_json()
 
     @classmethod
     def from_json(cls, text: str) -> MeasureContext:
-        return cls(**json.loads(text))
+        return cls.model_validate_json(text)
 
 
 @dataclass
@@ -154,9 +161,9 @@ def prepare(repo: FrameRepository, context: MeasureContext, *, frame_dir: Path) 
 
 
 def _tool_argv(context: MeasureContext) -> list[str]:
-    if not context.tool:
+    if context.tool is None:
         raise CaseError("harness", "harness_crashed", "the session resolved no obelize")
-    return list(context.tool["argv_prefix"])
+    return list(context.tool.argv_prefix)
 
 
 def _obelize(run: RepoRun, *, name: str, argv: list[str], timeout: float) -> tuple[Path, float]:
@@ -183,9 +190,9 @@ def declared_python(run: RepoRun, context: MeasureContext) -> dict[str, Any] | N
     """What the repository declares about its Python, or None when the tool could not say."""
     from pytest_obelize_bench.tool.run_documents import path_problem
 
-    if not context.tool:
+    if context.tool is None:
         return None
-    argv = [context.tool["python"], "-I", "-c", RUNTIME_PROGRAM, os.fspath(run.checkout), context.pack]
+    argv = [context.tool.python, "-I", "-c", RUNTIME_PROGRAM, os.fspath(run.checkout), context.pack]
     completed = run.runner.run(MeasureStep.RUNTIME, "runtime", argv, timeout=PROBE_TIMEOUT_S, cwd=run.checkout.parent)
     if completed.timed_out or completed.exit_code != 0:
         return None

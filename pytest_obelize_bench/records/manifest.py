@@ -15,13 +15,16 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 from pytest_obelize_bench._util.caps import MANIFEST_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
 from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.grading.record import RecordError
+from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.records.published import RUNS_DIR, read_bounded_text
+from pytest_obelize_bench.tool.info import ToolIdentity
+from pytest_obelize_bench.tool.packs import PackInfo
 
 MANIFEST_NAME = "run.json"
 MANIFEST_SCHEMA = 1
@@ -122,13 +125,14 @@ class RunManifest(_Model):
     #: the case file the run ran from, and the work root its logs are under
     case_file: CaseFileRef | None = None
     work_root: str | None = None
-    tool: dict[str, Any] | None = None
+    #: what the tool under test is (its paths on the controller are not kept)
+    tool: ToolIdentity | None = None
     tools_recorded: list[str] = []
-    packs: dict[str, dict[str, Any]] = {}
+    packs: dict[str, PackInfo] = {}
     exclude_newer: str | None = None
     interpreter_policy: str | None = None
     sandbox: str = "none"
-    harness: dict[str, Any] = {}
+    harness: HarnessInfo = HarnessInfo()
     started_at: str | None = None
     ended_at: str | None = None
     interrupted: bool = False
@@ -147,17 +151,22 @@ class RunManifest(_Model):
     #: whole); never written: this harness says so with ``ended_at``, ``interrupted`` and ``stopped``.
     complete: bool | None = Field(default=None, exclude=True)
 
+    @field_serializer("harness")
+    def _harness(self, harness: HarnessInfo) -> dict[str, Any]:
+        """A run that knows nothing of its harness (an imported round's) says ``{}``, as it always has."""
+        return {} if harness == HarnessInfo() else harness.model_dump(mode="json")
+
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
 
     def tool_field(self, name: str) -> str | None:
-        value = (self.tool or {}).get(name)
+        value = getattr(self.tool, name, None)
         return None if value is None else str(value)
 
     def field(self, name: str) -> str | None:
         """A top-level field as text, or ``harness.version`` / ``harness.commit``; None when absent."""
         key = name.removeprefix("harness.")
-        value = self.harness.get(key) if key != name else getattr(self, name)
+        value = getattr(self.harness, key, None) if key != name else getattr(self, name)
         return None if value is None else str(value)
 
     def unfinished(self, *, until_ended: bool = True) -> list[str]:
@@ -196,6 +205,19 @@ def _known(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key in model.model_fields}
 
 
+def _salvaged(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """What of a nested part an older harness wrote still fits: unknown fields and values this
+    model would refuse (a tool ``source`` named differently) are dropped, as facts not given."""
+    known = _known(model, data)
+    try:
+        model.model_validate(known)
+    except ValidationError as exc:
+        for error in exc.errors():
+            if error["loc"]:
+                known.pop(str(error["loc"][0]), None)
+    return known
+
+
 def lenient_manifest_data(data: dict[str, Any], folder_name: str) -> dict[str, Any]:
     """An older or foreign ``run.json``'s fields as this model names them; unknown ones dropped."""
     known = _known(RunManifest, data)
@@ -207,9 +229,15 @@ def lenient_manifest_data(data: dict[str, Any], folder_name: str) -> dict[str, A
     if "version" not in harness and isinstance(data.get("harness_version"), str):
         harness["version"] = data["harness_version"]
     known["harness"] = harness
-    selection = known.get("selection")
-    if isinstance(selection, dict):
-        known["selection"] = _known(Selection, selection)
+    for name, model in (("selection", Selection), ("tool", ToolIdentity), ("harness", HarnessInfo)):
+        if isinstance(known.get(name), dict):
+            known[name] = _salvaged(model, known[name])
+    if isinstance(known.get("packs"), dict):
+        known["packs"] = {
+            pack: _salvaged(PackInfo, {"pack": pack, **info})
+            for pack, info in known["packs"].items()
+            if isinstance(info, dict)
+        }
     sandbox = known.get("sandbox")
     if isinstance(sandbox, dict):
         known["sandbox"] = str(sandbox.get("mode") or json.dumps(sandbox, sort_keys=True))

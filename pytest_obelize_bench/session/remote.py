@@ -14,11 +14,10 @@ import os
 import secrets
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.tool.info import ToolInfo
 
 #: A worker's own work root (checkouts, logs, tool venvs, uv cache), over ``--bench-work``.
 WORK_ENV = "OBELIZE_BENCH_WORK"
@@ -59,32 +58,28 @@ def worker_name(workerid: str, host: str | None = None) -> str:
     return f"{workerid}@{host or socket.gethostname()}"
 
 
-def own_tool(context: RoundContext, tool_root: Path) -> tuple[dict[str, Any] | None, str | None]:
+def own_tool(context: RoundContext, tool_root: Path) -> tuple[ToolInfo | None, str | None]:
     """The tool built on this machine from the controller's spec, or why this worker refuses.
 
     A requirement is installed here (as of the round's ``exclude_newer``); a source checkout must
     be at the controller's path at the controller's commit, clean; the installed tool must be the
     controller's version. Never silently other code.
     """
-    import json
-
     from pytest_obelize_bench.tool.info import ToolError
     from pytest_obelize_bench.tool.venv import resolve_tool
 
     want = context.tool
     if want is None:
         return None, None
-    source = want.get("source")
+    source = want.source
     spec: str | None = None
     if source == "requirement":
-        spec = want.get("spec")
+        spec = want.spec
     elif source == "checkout":
         spec = context.tool_checkout
         if not spec or not Path(spec).is_dir():
-            return None, (
-                f"the obelize checkout {spec} is not on this machine; clone it there at commit {want.get('commit')}"
-            )
-        if want.get("tree_dirty") is not False or not want.get("commit"):
+            return None, f"the obelize checkout {spec} is not on this machine; clone it there at commit {want.commit}"
+        if want.tree_dirty is not False or not want.commit:
             return None, (
                 f"the controller's obelize checkout {spec} has uncommitted changes (or no commit); "
                 "a remote worker cannot run the same code: commit them"
@@ -93,16 +88,15 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[dict[str, Any] | N
         info = resolve_tool(spec, tool_root=tool_root, exclude_newer=context.exclude_newer)
     except ToolError as exc:
         return None, f"cannot build the tool here: {exc}"
-    if info.version != want.get("version"):
-        return None, f"this machine's obelize is {info.version}, the controller's is {want.get('version')}"
-    if source == "checkout" and (info.commit != want.get("commit") or info.tree_dirty is not False):
+    if info.version != want.version:
+        return None, f"this machine's obelize is {info.version}, the controller's is {want.version}"
+    if source == "checkout" and (info.commit != want.commit or info.tree_dirty is not False):
         state = "with uncommitted changes" if info.tree_dirty else "unreadable" if info.commit is None else ""
         return None, (
             f"the obelize checkout {spec} here is at {info.commit} {state}".rstrip()
-            + f"; the controller runs {want.get('commit')}"
+            + f"; the controller runs {want.commit}"
         )
-    data: dict[str, Any] = json.loads(info.to_json())
-    return data, None
+    return info, None
 
 
 def file_sha256(path: Path) -> str | None:
@@ -123,7 +117,7 @@ def clone_refusal(context: RoundContext, own: Mapping[str, str], own_commit: Cal
             f"the case file {cases} here is not the controller's "
             f"(sha256 {context.cases_sha256[:12]}); check out the controller's commit"
         )
-    want = context.harness.get("commit")
+    want = context.harness.commit
     if want:
         have = own_commit()
         if have != want:
@@ -154,25 +148,26 @@ def localize(
     name = worker_name(workerid, host)
     override = environ.get(WORK_ENV)
     if not override and shares_controller_paths(context):
-        return replace(context, worker=name)
+        return context.model_copy(update={"worker": name})
     work_root = Path(override).expanduser().resolve() if override else default_work_root()
     cache = environ.get(REPO_CACHE_ENV)
     refusal = clone_refusal(context, own, own_commit)
     tool, tool_refusal = (context.tool, None) if refusal is not None else own_tool(context, work_root / "tools")
     refusal = refusal or tool_refusal
-    return replace(
-        context,
-        worker=name,
-        remote=True,
-        refusal=refusal,
-        work_root=str(work_root),
-        uv_cache=str(default_uv_cache(work_root, environ)),
-        repo_cache=str(Path(cache).expanduser().resolve()) if cache else None,
-        tool=tool if refusal is None else context.tool,
-        project_root=own.get("project_root", context.project_root),
-        cases_path=own.get("cases_path", context.cases_path),
-        fixtures_dir=own.get("fixtures_dir", context.fixtures_dir),
-        results_dir=own.get("results_dir", context.results_dir),
+    return context.model_copy(
+        update={
+            "worker": name,
+            "remote": True,
+            "refusal": refusal,
+            "work_root": str(work_root),
+            "uv_cache": str(default_uv_cache(work_root, environ)),
+            "repo_cache": str(Path(cache).expanduser().resolve()) if cache else None,
+            "tool": tool if refusal is None else context.tool,
+            "project_root": own.get("project_root", context.project_root),
+            "cases_path": own.get("cases_path", context.cases_path),
+            "fixtures_dir": own.get("fixtures_dir", context.fixtures_dir),
+            "results_dir": own.get("results_dir", context.results_dir),
+        }
     )
 
 

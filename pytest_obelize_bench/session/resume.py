@@ -13,7 +13,6 @@ interpreter itself).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -106,11 +105,10 @@ def _request(case: Case, policy: str) -> str | None:
     return case.python if policy == "exact" else minor_request(key)
 
 
-def expected_keys(cases: Iterable[Case], context: RoundContext, harness_version: str) -> dict[str, str | None]:
+def expected_keys(cases: Iterable[Case], context: RoundContext) -> dict[str, str | None]:
     """Each case's content key as it would run now (None when its interpreter cannot be found)."""
-    from pytest_obelize_bench.isolation.sandbox import Settings, provenance_label
+    from pytest_obelize_bench.isolation.sandbox import provenance_label
 
-    settings = Settings.from_json(context.sandbox)
     asked: dict[str, str | None] = {}
     keys: dict[str, str | None] = {}
     for case in cases:
@@ -127,9 +125,8 @@ def expected_keys(cases: Iterable[Case], context: RoundContext, harness_version:
                 packs=context.packs,
                 interpreter_used=used,
                 exclude_newer=context.exclude_newer,
-                sandbox=provenance_label(settings, suites_network=case.tests_require_network, offline=False),
+                sandbox=provenance_label(context.sandbox, suites_network=case.tests_require_network, offline=False),
                 harness=context.harness,
-                harness_version=harness_version,
                 attempt=1,
             )
         )
@@ -144,13 +141,12 @@ def plan_resume(
     records: Mapping[str, Record],
     *,
     cutoff_given: bool,
-    harness_version: str,
 ) -> ResumePlan:
     """The resumed session's context (the run's cutoff) and which cases it keeps and runs."""
     if not cutoff_given and run_exclude_newer:
-        context = dataclasses.replace(context, exclude_newer=run_exclude_newer)
+        context = context.model_copy(update={"exclude_newer": run_exclude_newer})
     wanted = [case for case in cases if case.retired is None]
-    kept, to_run = choose(wanted, records, expected_keys(wanted, context, harness_version))
+    kept, to_run = choose(wanted, records, expected_keys(wanted, context))
     return ResumePlan(run_id=run_id, context=context, kept=kept, to_run=to_run)
 
 

@@ -72,7 +72,6 @@ def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None
 
 def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
-    from pytest_obelize_bench import __version__
     from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.records.runs import read_manifest, read_run_records, runs_root
     from pytest_obelize_bench.session.resume import LATEST, latest_run, plan_resume
@@ -90,7 +89,6 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
         cases,
         read_run_records(folder, [case.id for case in cases]).records,
         cutoff_given=bool(ctl.options.exclude_newer),
-        harness_version=__version__,
     )
     ctl.context, ctl.run_id, ctl.only, ctl.kept = plan.context, run_id, plan.to_run, plan.kept
     ctl.run_dir = folder
@@ -161,7 +159,6 @@ def open_manifest(ctl: Controller) -> None:
         manifest.reruns.append(rerun_entry(ctl.run_dir, ctl.only, ctl.options.rerun or "resume"))
     else:
         case_file = load_case_file(Path(context.cases_path))
-        tool = context.tool or {}
         options = ctl.options
         manifest = RunManifest(
             run=str(ctl.run_id),
@@ -176,11 +173,11 @@ def open_manifest(ctl: Controller) -> None:
             cases_expected=expected_cases(case_file, int(context.round or 0)),
             case_file=case_file_ref(Path(context.cases_path), Path(context.results_dir)),
             work_root=portable_path(Path(context.work_root), Path(context.results_dir)),
-            tool={key: tool.get(key) for key in ("version", "commit", "tree_dirty", "source", "exclude_newer_tool")},
+            tool=None if context.tool is None else context.tool.identity(),
             packs=dict(context.packs),
             exclude_newer=context.exclude_newer,
             interpreter_policy=context.interpreter_policy,
-            harness={key: context.harness.get(key) for key in ("version", "commit", "tree_dirty")},
+            harness=context.harness,
             started_at=utc_now(),
             # pre-registration: the policy in force now is the one any decision on this run uses
             **registration_fields(Path(context.cases_path), case_file.cases, ctl.options.repeat),

@@ -6,7 +6,6 @@ publish honestly (an uncommitted tree, a case file for another round) before any
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,11 @@ from pytest_obelize_bench.casefile.cases import (
     load_fixtures,
 )
 from pytest_obelize_bench.isolation.gitquery import harness_provenance
+from pytest_obelize_bench.isolation.sandbox import Settings
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.remote import file_sha256, write_session_marker
+from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.packs import PackInfo
 
 
 def option_path(config: pytest.Config, value: str, rootdir: Path) -> Path:
@@ -71,8 +73,8 @@ def build_context(
     collect_only = options.collect_only
     harness = harness_provenance(rootdir)
     allow_dirty = options.allow_dirty
-    if mode == "round" and not collect_only and not allow_dirty and harness["tree_dirty"] is not False:
-        why = "is not a git checkout" if harness["tree_dirty"] is None else "has uncommitted changes"
+    if mode == "round" and not collect_only and not allow_dirty and harness.tree_dirty is not False:
+        why = "is not a git checkout" if harness.tree_dirty is None else "has uncommitted changes"
         raise pytest.UsageError(
             f"{rootdir} {why}; a round's records must name the code that ran. "
             "Commit first, or pass --bench-allow-dirty (the records will say so)."
@@ -97,9 +99,9 @@ def build_context(
         raise pytest.UsageError(
             "--fixtures-only runs the obelize installed beside the harness; --obelize does not apply"
         )
-    tool_json: dict[str, object] | None = None
+    tool: ToolInfo | None = None
     tool_checkout: str | None = None
-    packs: dict[str, dict[str, object]] = {}
+    packs: dict[str, PackInfo] = {}
     if not collect_only:
         from pytest_obelize_bench.tool.info import ToolError
         from pytest_obelize_bench.tool.packs import pack_provenance
@@ -109,11 +111,10 @@ def build_context(
             tool = resolve_tool(spec, tool_root=work_root / "tools", exclude_newer=exclude_newer)
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
-        tool_json = json.loads(tool.to_json())
         if tool.source == "checkout" and spec:  # remote workers need it at this very path (remote.py)
             tool_checkout = str(Path(spec).expanduser().resolve())
         for pack in sorted({case.pack for cases in cases_by_path.values() for case in cases}):
-            packs[pack] = {**pack_provenance(tool, pack)}
+            packs[pack] = pack_provenance(tool, pack)
     return RoundContext(
         mode="fixtures" if mode == "fixtures" else "round",
         round=options.round,
@@ -128,7 +129,7 @@ def build_context(
         exclude_newer=exclude_newer,
         uv_cache=str(default_uv_cache(work_root)),
         allow_dirty=allow_dirty,
-        tool=tool_json,
+        tool=tool,
         packs=packs,
         harness=harness,
         step_limits=step_limits,
@@ -139,16 +140,16 @@ def build_context(
     )
 
 
-def sandbox_settings(config: pytest.Config, *, probe: bool) -> dict[str, object]:
+def sandbox_settings(config: pytest.Config, *, probe: bool) -> Settings:
     """``--bench-sandbox`` decided once, on the controller: bwrap is probed here and nowhere else."""
     options = options_of(config)
-    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, Settings, choose
+    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, choose
 
     mode = options.sandbox
     if not probe:  # --collect-only runs no step
-        return Settings(mode=mode).to_json()
+        return Settings(mode=mode)
     try:
-        return choose(mode).to_json()
+        return choose(mode)
     except SandboxUnavailable as exc:
         raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
 

@@ -1,15 +1,17 @@
 """The resolved tool: how to run the obelize under test and what it is.
 
-The controller resolves it once (``tool_env``); it travels to the workers as JSON inside the round
-context, and every record's provenance comes from it.
+The controller resolves it once (``tool_env``); it travels to the workers inside the round
+context, and every record's provenance comes from it. ``ToolIdentity`` is the part a run's
+``run.json`` keeps: what the tool is, without this machine's paths to run it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from pytest_obelize_bench._util.validation import problem_text
 
 Source = Literal["installed", "requirement", "checkout"]
 
@@ -18,50 +20,62 @@ class ToolError(Exception):
     """The tool cannot be resolved; the message is one line a user can act on."""
 
 
-@dataclass(frozen=True)
-class ToolInfo:
+class ToolIdentity(BaseModel):
+    """What the tool under test is, as a run's manifest records it (no path of this machine).
+
+    Every field may be missing from an older manifest, and a field it does not know is ignored.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    version: str | None = None
+    commit: str | None = None
+    tree_dirty: bool | None = None
+    source: Source | None = None
+    exclude_newer_tool: str | None = None
+
+
+class ToolInfo(BaseModel):
     """How to run the obelize under test, and what it is (provenance for every record)."""
 
-    argv_prefix: tuple[str, ...]
-    python: str
-    version: str
-    commit: str | None
-    tree_dirty: bool | None
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    argv_prefix: Annotated[tuple[StrictStr, ...], Field(min_length=1)]
+    python: StrictStr
+    version: StrictStr
+    commit: StrictStr | None
+    tree_dirty: StrictBool | None
     source: Source
-    spec: str | None
+    spec: StrictStr | None
     #: The upload cutoff the named release was exempted to (``--exclude-newer-package``) while its
     #: dependencies resolved as of the round's ``exclude_newer``; null for an installed obelize, a
     #: source checkout, or a venv built with no cutoff.
-    exclude_newer_tool: str | None = None
+    exclude_newer_tool: StrictStr | None = None
+
+    @property
+    def checkout(self) -> str | None:
+        """The source checkout it runs from, as given (None unless ``source`` is ``checkout``)."""
+        return self.spec if self.source == "checkout" else None
+
+    def identity(self) -> ToolIdentity:
+        return ToolIdentity(
+            version=self.version,
+            commit=self.commit,
+            tree_dirty=self.tree_dirty,
+            source=self.source,
+            exclude_newer_tool=self.exclude_newer_tool,
+        )
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        """One line of JSON: how a tool venv's own process hands back what it resolved."""
+        return self.model_dump_json()
 
     @classmethod
     def from_json(cls, text: str) -> ToolInfo:
         try:
-            data = json.loads(text)
-        except ValueError as error:
-            raise ToolError(f"tool info is not JSON: {error}") from None
-        fields = {field.name for field in dataclasses.fields(cls)}
-        if not isinstance(data, dict) or set(data) != fields:
-            raise ToolError(f"tool info must be an object with exactly the keys {sorted(fields)}")
-        prefix = data["argv_prefix"]
-        ok = (
-            isinstance(prefix, list)
-            and prefix
-            and all(isinstance(arg, str) for arg in prefix)
-            and isinstance(data["python"], str)
-            and isinstance(data["version"], str)
-            and (data["commit"] is None or isinstance(data["commit"], str))
-            and (data["tree_dirty"] is None or isinstance(data["tree_dirty"], bool))
-            and data["source"] in ("installed", "requirement", "checkout")
-            and (data["spec"] is None or isinstance(data["spec"], str))
-            and (data["exclude_newer_tool"] is None or isinstance(data["exclude_newer_tool"], str))
-        )
-        if not ok:
-            raise ToolError("tool info has a field of the wrong type")
-        return cls(**{**data, "argv_prefix": tuple(prefix)})
+            return cls.model_validate_json(text)
+        except ValidationError as error:
+            raise ToolError(f"tool info: {problem_text(error.errors()[0])}") from None
 
 
-__all__ = ["Source", "ToolError", "ToolInfo"]
+__all__ = ["Source", "ToolError", "ToolIdentity", "ToolInfo"]

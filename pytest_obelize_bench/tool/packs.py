@@ -11,11 +11,27 @@ import re
 import tempfile
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, TOOL_PROBE_S, inherited
 from pytest_obelize_bench.tool.info import ToolInfo
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class PackInfo(BaseModel):
+    """What the tool says of one pack: the round context carries it, a record and ``run.json`` name it.
+
+    A hash is null when the tool version has no API to say it or could not load the pack.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    pack: str
+    pack_sha256: str | None = None
+    spec_sha256: str | None = None
+
 
 #: Runs in the tool's interpreter: the pack's sha256 and its ScanSpec digest, from obelize's own
 #: loader; a field the tool version cannot answer stays null.
@@ -33,13 +49,13 @@ print(json.dumps(out))
 """
 
 
-def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
-    """``{"pack", "pack_sha256", "spec_sha256"}`` from obelize's own pack loader, run in the tool.
+def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
+    """The pack's hashes from obelize's own pack loader, run in the tool.
 
     Either hash is null when the tool version has no such API or cannot load the pack; this never
     raises for the tool's sake.
     """
-    result: dict[str, str | None] = {"pack": pack, "pack_sha256": None, "spec_sha256": None}
+    result = PackInfo(pack=pack)
     env = inherited(BASE_ENVIRONMENT)
     with tempfile.TemporaryDirectory(prefix="obelize-bench-pack-") as scratch:
         env["HOME"] = scratch
@@ -59,12 +75,12 @@ def pack_provenance(tool: ToolInfo, pack: str) -> dict[str, str | None]:
         found = json.loads(answer.output.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return result
-    if isinstance(found, dict):
-        for key in ("pack_sha256", "spec_sha256"):
-            value = found.get(key)
-            if isinstance(value, str) and _HEX64.fullmatch(value):
-                result[key] = value
-    return result
+    if not isinstance(found, dict):
+        return result
+    hashes = {key: found.get(key) for key in ("pack_sha256", "spec_sha256")}
+    return result.model_copy(
+        update={key: value for key, value in hashes.items() if isinstance(value, str) and _HEX64.fullmatch(value)}
+    )
 
 
-__all__ = ["PACK_PROGRAM", "pack_provenance"]
+__all__ = ["PACK_PROGRAM", "PackInfo", "pack_provenance"]

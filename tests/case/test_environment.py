@@ -41,6 +41,7 @@ from pytest_obelize_bench.isolation.executor import Completed, ProcessExecutor, 
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
 from pytest_obelize_bench.isolation.workspace import prepare_workspace
+from pytest_obelize_bench.tool.info import ToolInfo
 
 HARNESS = describe_interpreter()
 HARNESS_KEY = HARNESS["key"]
@@ -499,7 +500,16 @@ def test_a_case_install_never_carries_the_tools_cutoff_exemption(tmp_path: Path)
         results_dir=str(tmp_path / "results"),
         work_root=str(tmp_path / "work"),
         exclude_newer=cutoff,
-        tool={"version": "0.1.0", "source": "requirement", "exclude_newer_tool": "2026-12-03T10:00:00Z"},
+        tool=ToolInfo(
+            argv_prefix=("python",),
+            python="python",
+            version="0.1.0",
+            commit=None,
+            tree_dirty=None,
+            source="requirement",
+            spec="obelize==0.1.0",
+            exclude_newer_tool="2026-12-03T10:00:00Z",
+        ),
     )
     # even a machine whose environment names an exemption passes none to a step
     machine = {"PATH": os.environ.get("PATH", ""), "UV_EXCLUDE_NEWER_PACKAGE": "obelize=2099-01-01T00:00:00Z"}

@@ -18,17 +18,17 @@ def test_head_and_status_of_a_real_repository(tmp_path: Path) -> None:
     (repo.path / "app.py").write_text("x = 2\n")
     assert "app.py" in (git_output(repo.path, "status", "--porcelain", own_home=True) or "")
     provenance = harness_provenance(repo.path)
-    assert (provenance["commit"], provenance["tree_dirty"]) == (repo.head, True)
+    assert (provenance.commit, provenance.tree_dirty) == (repo.head, True)
 
 
 def test_no_repository_and_no_git_are_null(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "plain").mkdir()
     assert git_output(tmp_path / "plain", "rev-parse", "HEAD") is None
-    assert harness_provenance(tmp_path / "plain")["commit"] is None
+    assert harness_provenance(tmp_path / "plain").commit is None
     repo = make_repo(tmp_path / "repo")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no git to run at all
     assert git_output(repo.path, "rev-parse", "HEAD") is None
-    assert harness_provenance(repo.path)["tree_dirty"] is None
+    assert harness_provenance(repo.path).tree_dirty is None
 
 
 def test_only_the_users_own_query_reads_their_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -238,7 +238,6 @@ def test_a_case_layout_hides_the_harness_and_keeps_its_interpreters(tmp_path: Pa
         project_root=str(tmp_path / "project"),
         results=str(tmp_path / "project" / "results"),
         work_root=str(tmp_path / "work"),
-        tool=None,
         environ={"HOME": str(tmp_path / "real-home")},
     )
     made = case_layout(
@@ -294,10 +293,10 @@ def test_auto_falls_back_with_a_warning() -> None:
 
 def test_settings_survive_the_trip_to_a_worker() -> None:
     settings = choose("auto", working)
-    assert Settings.from_json(json.loads(json.dumps(settings.to_json()))) == settings
-    assert Settings.from_json({}) == Settings(mode="none")
-    with pytest.raises(ValueError, match="sandbox mode"):
-        Settings.from_json({"mode": "docker"})
+    assert Settings.model_validate_json(settings.model_dump_json()) == settings
+    assert Settings.model_validate({}) == Settings(mode="none")
+    with pytest.raises(ValueError, match="mode"):
+        Settings.model_validate({"mode": "docker"})
 
 
 def test_the_provenance_label_names_version_and_network() -> None:

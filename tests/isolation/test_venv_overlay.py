@@ -60,8 +60,8 @@ def test_steps_outside_the_sandbox_and_cases_without_a_template_mount_no_overlay
 
 def test_the_overlay_capability_travels_to_workers_and_older_contexts_have_none() -> None:
     settings = Settings(mode="bwrap", program="/usr/bin/bwrap", version="0.10.0", overlay=True)
-    assert Settings.from_json(json.loads(json.dumps(settings.to_json()))) == settings
-    assert Settings.from_json({"mode": "bwrap", "program": "/usr/bin/bwrap", "version": "0.8.0"}).overlay is False
+    assert Settings.model_validate_json(settings.model_dump_json()) == settings
+    assert Settings.model_validate({"mode": "bwrap", "program": "/usr/bin/bwrap", "version": "0.8.0"}).overlay is False
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,10 @@ import pytest
 from pytest_obelize_bench.case.content_key import case_row_hash, content_key
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.grading.record import Record
+from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.session.resume import choose, latest_run
+from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.packs import PackInfo
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 
@@ -25,15 +28,25 @@ def _case(**fields: Any) -> Case:
     return Case(**{**base, **fields})
 
 
+TOOL = ToolInfo(
+    argv_prefix=("python",),
+    python="python",
+    version="0.8.0",
+    commit=None,
+    tree_dirty=None,
+    source="installed",
+    spec=None,
+)
+
+
 def _key(case: Case, **changes: Any) -> str:
     parts: dict[str, Any] = {
-        "tool": {"version": "0.8.0", "commit": None, "tree_dirty": None},
-        "packs": {"p/c": {"pack_sha256": "aa"}},
+        "tool": TOOL,
+        "packs": {"p/c": PackInfo(pack="p/c", pack_sha256="aa")},
         "interpreter_used": "cpython-3.12.1-linux-x86_64-gnu",
         "exclude_newer": "2026-12-01T00:00:00Z",
         "sandbox": "none",
-        "harness": {"version": "1.0", "commit": "abc"},
-        "harness_version": "1.0",
+        "harness": HarnessInfo(version="1.0", commit="abc"),
         "attempt": 1,
     }
     parts.update(changes)
@@ -47,12 +60,12 @@ def test_every_part_of_the_key_changes_it() -> None:
     assert _key(_case(to_version="2.25.0")) != base
     assert case_row_hash(_case(install=("uv pip install x==1.0.0",))) != case_row_hash(case)
     for name, other in (
-        ("tool", {"version": "0.7.0"}),
-        ("packs", {"p/c": {"pack_sha256": "bb"}}),
+        ("tool", TOOL.model_copy(update={"version": "0.7.0"})),
+        ("packs", {"p/c": PackInfo(pack="p/c", pack_sha256="bb")}),
         ("interpreter_used", "cpython-3.12.2-linux-x86_64-gnu"),
         ("exclude_newer", "2026-12-02T00:00:00Z"),
         ("sandbox", "bwrap 0.8.0 (suites without network)"),
-        ("harness", {"version": "1.0", "commit": "def"}),
+        ("harness", HarnessInfo(version="1.0", commit="def")),
         ("attempt", 2),
     ):
         assert _key(case, **{name: other}) != base, name

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,19 +22,26 @@ from pytest_obelize_bench.session.remote import (
 from pytest_obelize_bench.tool.venv import resolve_tool
 
 
-def context_at(work: Path, **fields: object) -> RoundContext:
-    base = RoundContext(
-        mode="fixtures",
-        round=None,
-        project_root="/controller/project",
-        cases_path="/controller/project/cases/cases.yaml",
-        fixtures_dir="/controller/project/cases/fixtures",
-        results_dir="/controller/project/results",
-        work_root=str(work),
-        repo_cache="/controller/cache",
-        uv_cache=str(work / "uv-cache"),
-    )
-    return replace(base, **fields)  # type: ignore[arg-type]  # test fields are RoundContext's own
+def context_at(work: Path, **fields: Any) -> RoundContext:
+    """A controller's context; ``fields`` as the JSON a worker is handed would hold them."""
+    base = {
+        "mode": "fixtures",
+        "round": None,
+        "project_root": "/controller/project",
+        "cases_path": "/controller/project/cases/cases.yaml",
+        "fixtures_dir": "/controller/project/cases/fixtures",
+        "results_dir": "/controller/project/results",
+        "work_root": str(work),
+        "repo_cache": "/controller/cache",
+        "uv_cache": str(work / "uv-cache"),
+    }
+    return RoundContext.model_validate({**base, **fields})
+
+
+def tool(**fields: Any) -> dict[str, Any]:
+    """A tool as the context carries it: an installed one unless ``fields`` say otherwise."""
+    base = {"argv_prefix": ["python"], "python": "python", "commit": None, "tree_dirty": None, "spec": None}
+    return {**base, "source": "installed", "version": "0.9", **fields}
 
 
 OWN = {"project_root": "/worker/clone", "cases_path": "/worker/clone/cases/cases.yaml"}
@@ -44,7 +51,7 @@ def test_a_worker_that_sees_the_session_marker_keeps_the_controllers_paths(tmp_p
     context = context_at(tmp_path, work_token=write_session_marker(tmp_path))
     assert shares_controller_paths(context)
     local = localize(context, workerid="gw0", own=OWN, environ={}, host="box")
-    assert local == replace(context, worker="gw0@box")
+    assert local == context.model_copy(update={"worker": "gw0@box"})
     assert not local.remote
 
 
@@ -91,8 +98,8 @@ def test_a_symlinked_or_oversized_marker_is_not_the_session(tmp_path: Path) -> N
 
 
 def test_a_checkout_missing_on_the_worker_is_refused(tmp_path: Path) -> None:
-    tool = {"source": "checkout", "spec": "../obelize", "commit": "a" * 40, "tree_dirty": False, "version": "0.9"}
-    context = context_at(tmp_path, tool=tool, tool_checkout=str(tmp_path / "absent"))
+    checkout = tool(source="checkout", spec="../obelize", commit="a" * 40, tree_dirty=False)
+    context = context_at(tmp_path, tool=checkout, tool_checkout=str(tmp_path / "absent"))
     data, refusal = own_tool(context, tmp_path / "tools")
     assert data is None
     assert (
@@ -103,16 +110,16 @@ def test_a_checkout_missing_on_the_worker_is_refused(tmp_path: Path) -> None:
 
 def test_a_dirty_controller_checkout_is_refused_on_a_remote_worker(tmp_path: Path) -> None:
     (tmp_path / "obelize").mkdir()
-    tool = {"source": "checkout", "spec": "x", "commit": "b" * 40, "tree_dirty": True, "version": "0.9"}
-    _, refusal = own_tool(context_at(tmp_path, tool=tool, tool_checkout=str(tmp_path / "obelize")), tmp_path)
+    dirty = tool(source="checkout", spec="x", commit="b" * 40, tree_dirty=True)
+    _, refusal = own_tool(context_at(tmp_path, tool=dirty, tool_checkout=str(tmp_path / "obelize")), tmp_path)
     assert refusal is not None and "uncommitted changes" in refusal
 
 
 def test_the_installed_tool_must_be_the_controllers_version(tmp_path: Path) -> None:
     installed = resolve_tool(None, tool_root=tmp_path)
-    same = {"source": "installed", "spec": None, "version": installed.version}
+    same = tool(version=installed.version)
     data, refusal = own_tool(context_at(tmp_path, tool=same), tmp_path)
-    assert refusal is None and data is not None and data["version"] == installed.version
+    assert refusal is None and data is not None and data.version == installed.version
     _, refusal = own_tool(context_at(tmp_path, tool={**same, "version": "0.0.1"}), tmp_path)
     assert refusal == f"this machine's obelize is {installed.version}, the controller's is 0.0.1"
 
@@ -131,3 +138,22 @@ def test_a_clone_with_another_case_file_or_commit_is_refused(tmp_path: Path) -> 
     assert refusal is not None and refusal.startswith(f"the case file {cases} here is not the controller's")
     remote = localize(context, workerid="gw0", own=own, environ={WORK_ENV: str(tmp_path / "w")})
     assert remote.refusal == refusal
+
+
+def test_the_typed_context_survives_the_trip_to_a_worker(tmp_path: Path) -> None:
+    """xdist hands a worker a string: the tool, packs, harness and sandbox come back as the same models."""
+    context = context_at(
+        tmp_path,
+        tool=tool(source="checkout", spec="../obelize", commit="a" * 40, tree_dirty=False),
+        packs={"p/c": {"pack": "p/c", "pack_sha256": "ab" * 32, "spec_sha256": None}},
+        harness={"version": "1.0", "commit": "c" * 40, "tree_dirty": False},
+        sandbox={"mode": "bwrap", "program": "/usr/bin/bwrap", "version": "0.10.0", "overlay": True},
+        python_search=["/opt/python"],
+    )
+    text = context.to_json()
+    assert isinstance(text, str)
+    back = RoundContext.from_json(text)
+    assert back == context
+    assert back.tool is not None and back.tool.checkout == "../obelize" and back.tool.argv_prefix == ("python",)
+    assert back.packs["p/c"].pack_sha256 == "ab" * 32
+    assert (back.harness.commit, back.sandbox.overlay, back.python_search) == ("c" * 40, True, ("/opt/python",))

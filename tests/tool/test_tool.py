@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ from pytest_obelize_bench.tool.adapter import DOCUMENTED_EXIT_CODES
 from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest
 from pytest_obelize_bench.tool.fix_step import fix_argv, run_fix
 from pytest_obelize_bench.tool.info import ToolError, ToolInfo
-from pytest_obelize_bench.tool.packs import pack_provenance
+from pytest_obelize_bench.tool.packs import PackInfo, pack_provenance
 from pytest_obelize_bench.tool.runfolder import load_artefacts_dir, locate_run_folder
 from pytest_obelize_bench.tool.venv import resolve_tool
 
@@ -162,7 +162,9 @@ def test_tool_info_json_round_trip(installed: ToolInfo) -> None:
     text = installed.to_json()
     assert json.loads(text)["argv_prefix"] == list(installed.argv_prefix)
     assert ToolInfo.from_json(text) == installed
-    checkout = replace(installed, source="checkout", commit="a" * 40, tree_dirty=True, spec="../obelize")
+    checkout = installed.model_copy(
+        update={"source": "checkout", "commit": "a" * 40, "tree_dirty": True, "spec": "../obelize"}
+    )
     assert ToolInfo.from_json(checkout.to_json()) == checkout
 
 
@@ -251,19 +253,19 @@ def test_a_directory_that_is_not_an_obelize_checkout(tmp_path: Path) -> None:
 
 def test_pack_provenance_from_obelize_own_loader(installed: ToolInfo) -> None:
     provenance = pack_provenance(installed, GEMINI)
-    assert provenance["pack"] == GEMINI
-    assert provenance["pack_sha256"] == GEMINI_SHA
-    assert provenance["spec_sha256"] is not None and len(provenance["spec_sha256"]) == 64
-    assert set(provenance) == {"pack", "pack_sha256", "spec_sha256"}
+    assert provenance.pack == GEMINI
+    assert provenance.pack_sha256 == GEMINI_SHA
+    assert provenance.spec_sha256 is not None and len(provenance.spec_sha256) == 64
+    assert set(provenance.model_dump()) == {"pack", "pack_sha256", "spec_sha256"}
 
 
 def test_pack_provenance_of_an_unknown_pack_is_null(installed: ToolInfo) -> None:
-    assert pack_provenance(installed, "gemini") == {"pack": "gemini", "pack_sha256": None, "spec_sha256": None}
+    assert pack_provenance(installed, "gemini") == PackInfo(pack="gemini", pack_sha256=None, spec_sha256=None)
 
 
 def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, installed: ToolInfo) -> None:
-    missing = replace(installed, python=str(tmp_path / "no-such-python"))
-    assert pack_provenance(missing, GEMINI) == {"pack": GEMINI, "pack_sha256": None, "spec_sha256": None}
+    missing = installed.model_copy(update={"python": str(tmp_path / "no-such-python")})
+    assert pack_provenance(missing, GEMINI) == PackInfo(pack=GEMINI, pack_sha256=None, spec_sha256=None)
     # an interpreter with no obelize at all: no loader API to ask
     subprocess.run(
         [uv_binary(), "venv", "-q", "--python", sys.executable, str(tmp_path / "bare")],
@@ -271,8 +273,8 @@ def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, ins
         capture_output=True,
         timeout=120,
     )
-    bare = replace(installed, python=str(tmp_path / "bare" / "bin" / "python"))
-    assert pack_provenance(bare, GEMINI) == {"pack": GEMINI, "pack_sha256": None, "spec_sha256": None}
+    bare = installed.model_copy(update={"python": str(tmp_path / "bare" / "bin" / "python")})
+    assert pack_provenance(bare, GEMINI) == PackInfo(pack=GEMINI, pack_sha256=None, spec_sha256=None)
 
 
 # -- the fix step ---------------------------------------------------------------------------
@@ -444,7 +446,7 @@ def test_a_fix_timeout(tmp_path: Path, installed: ToolInfo) -> None:
 
 
 def test_obelize_that_cannot_start(tmp_path: Path, installed: ToolInfo) -> None:
-    broken = replace(installed, argv_prefix=(str(tmp_path / "missing"),))
+    broken = installed.model_copy(update={"argv_prefix": (str(tmp_path / "missing"),)})
     with pytest.raises(CaseError) as excinfo:
         run_fix(SubprocessRunner(tmp_path), broken, checkout=tmp_path, pack=GEMINI)
     assert excinfo.value.reason == "obelize_failed"
@@ -533,7 +535,7 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     assert marker.stat().st_mtime_ns == stamp
 
     provenance = pack_provenance(info, GEMINI)
-    assert provenance["pack_sha256"] is not None and len(provenance["pack_sha256"]) == 64
+    assert provenance.pack_sha256 is not None and len(provenance.pack_sha256) == 64
     assert ToolInfo.from_json(info.to_json()) == info
 
 
@@ -584,7 +586,7 @@ def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path)
         timeout=60,
     )
     assert Path(probe.stdout.strip()).is_relative_to(checkout / "src" / "obelize")
-    assert pack_provenance(info, GEMINI)["pack_sha256"] == GEMINI_SHA
+    assert pack_provenance(info, GEMINI).pack_sha256 == GEMINI_SHA
 
     # an edit is live (editable) and shows as a dirty tree on the next resolve
     (checkout / "src" / "obelize" / "extra.py").write_text("x = 1\n")
