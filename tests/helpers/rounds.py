@@ -102,22 +102,23 @@ def write_case_file(path: Path, cases: list[dict[str, Any]], controls: list[dict
     return path
 
 
-def write_fixture_reviews(path: Path, cases: list[dict[str, Any]]) -> None:
+def write_fixture_reviews(path: Path, cases: list[dict[str, Any]], fixtures: dict[str, str] | None = None) -> None:
     """The round's review answers: each fixture's own, for rows made from it (``owner__fixture``).
 
     An answer is keyed to the patch the fixture's code gets; a row whose files were changed gets
-    another patch, which nobody reviewed.
+    another patch, which nobody reviewed. ``fixtures`` names the fixture of a row renamed away
+    from it (``{"fox__flaky": "clean"}``).
     """
     from pytest_obelize_bench.casefile.reviews import FIXTURE_REVIEWS
 
     entries = []
     for row in cases:
-        fixture = str(row["id"]).split("__", 1)[-1]
+        fixture = (fixtures or {}).get(str(row["id"])) or str(row["id"]).split("__", 1)[-1]
         answers = FIXTURES / fixture / FIXTURE_REVIEWS
         if answers.is_file():
             for entry in yaml.safe_load(answers.read_text(encoding="utf-8"))["reviews"]:
                 entries.append({**entry, "case": row["id"]})
-    if entries and not path.exists():
+    if entries:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump({"reviews": entries}, sort_keys=False), encoding="utf-8")
 

@@ -99,7 +99,7 @@ def test_a_review_of_another_patch_is_not_applied(project: pytest.Pytester) -> N
     answers = project.path / "cases" / "fixtures" / "clean" / "reviews.yaml"
     text = answers.read_text(encoding="utf-8")
     digest = text.split("patch_sha256: ", 1)[1].split()[0]
-    answers.write_text(text.replace(digest, "0" * 64), encoding="utf-8")
+    answers.write_text(text.replace(digest, "ab" * 32), encoding="utf-8")
     result = run(project, "-k", "clean")
     assert result.ret == 1
     result.stdout.fnmatch_lines(

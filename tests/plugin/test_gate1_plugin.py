@@ -224,4 +224,6 @@ def test_a_bad_key_stops_the_session_with_one_line(pytester: pytest.Pytester, fr
     key.write_text(yaml.safe_dump(data), encoding="utf-8")
     result = _run(pytester, frame, tmp_path)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"{key}: o/quiet: call_sites.0.line: Input should be greater than or equal to 1"])
+    result.stderr.fnmatch_lines(
+        [f"{key}: o/quiet: call_sites.0.line: Input should be greater than or equal to 1 (got 0)"]
+    )

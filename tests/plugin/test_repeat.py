@@ -109,6 +109,8 @@ def repeated_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]
     cases[1]["id"] = "fox__flaky"
     cases[1]["full_name"] = "fox/flaky"
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
+    # the renamed case writes clean's patch, so clean's review answers for it
+    rounds.write_fixture_reviews(project / "cases" / "reviews" / "round-2.yaml", cases, {"fox__flaky": "clean"})
     done = run_pytest(
         project,
         "--bench-round=2",

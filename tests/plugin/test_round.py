@@ -249,6 +249,7 @@ def test_regrade_reports_a_corrected_key(serial_round: Any, tmp_path: Path) -> N
 
     copy = tmp_path / "copy"
     shutil.copytree(project / "results", copy / "results")
+    shutil.copytree(project / "cases" / "reviews", copy / "reviews")  # the answers travel with the case file
     data = yaml.safe_load((project / "cases" / "cases.yaml").read_text(encoding="utf-8"))
     rows = data["cases"][0]["ground_truth"]["call_sites"]
     rows.append(
