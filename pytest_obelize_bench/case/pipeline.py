@@ -40,8 +40,8 @@ from pytest_obelize_bench.grading.record import (
     SuiteResult,
 )
 
-#: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish.
-#: The graded facts a record keeps: over the one cap its readers use, the case errors.
+#: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish: the one cap
+#: their readers use, so whatever a case publishes can be read back.
 MAX_GRADED_FACTS_BYTES = GRADED_FACTS_BYTES
 
 
