@@ -16,7 +16,7 @@ import numpy  # noqa: F401
 import pytest
 
 from pytest_obelize_bench.isolation.sandbox import Probe
-from tests.helpers.rounds import shared_uv_cache
+from tests.helpers.rounds import INNER_ADDOPTS, shared_uv_cache
 from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
@@ -37,10 +37,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _inner_runs_in_order(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pytest run inside a test keeps its items in file order, whatever order the outer run uses."""
+    """A pytest run inside a test keeps its items in file order, whatever order the outer run uses.
+
+    It also keeps its bytecode and goes without hypothesis, as ``rounds.inner_environment`` says why.
+    """
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
-        monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+        monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ the logs on the worker, and survive a worker that dies.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -62,12 +61,10 @@ def write_wrapper(root: Path, project: Path, work: Path, *binds: str) -> Path:
 
 
 def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
-    environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rT", *args],
         cwd=project,
-        env=environ,
+        env=rounds.inner_environment(),
         capture_output=True,
         text=True,
         timeout=1500,
