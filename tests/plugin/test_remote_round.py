@@ -22,6 +22,7 @@ import yaml
 from pytest_obelize_bench.grading.record import comparable, parse_record
 from pytest_obelize_bench.session.remote import WORK_ENV
 from tests.helpers import rounds
+from tests.helpers.sdist import obelize_sdist
 
 pytestmark = [
     pytest.mark.usefixtures("index_uv_cache"),
@@ -188,13 +189,7 @@ def test_a_worker_whose_clone_has_another_case_file_refuses_its_cases(tmp_path: 
 
 def obelize_checkout(root: Path) -> Path:
     """obelize 0.8.0's source (its sdist from PyPI) committed to a local git repository."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(root), TOOL],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    shutil.unpack_archive(next(root.glob("obelize-*.tar.gz")), root, filter="data")
+    shutil.unpack_archive(obelize_sdist("0.8.0"), root, filter="data")
     checkout = root / "obelize-0.8.0"
     for args in (
         ["init", "-q"],
