@@ -7,7 +7,10 @@ below marks it from its fixtures, so ``-m "not slow"`` stays the quick inner loo
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 # numpy (under matplotlib, which draws the figures publication and summarize write) loads once per
 # process: imported first inside an in-process pytester run, it would leave with that run's module
@@ -16,11 +19,15 @@ import numpy  # noqa: F401
 import pytest
 
 from pytest_obelize_bench.isolation.sandbox import Probe
-from tests.helpers.rounds import shared_uv_cache
+from pytest_obelize_bench.options.read import options_of
+from tests.helpers.groups import WORKERINPUT_KEY, shared_fixture_groups, shared_fixture_scheduling, write_groups
+from tests.helpers.rounds import INNER_ADDOPTS, shared_uv_cache
 from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
 SLOW_FIXTURES = frozenset({"pytester", "index_uv_cache"})
+#: Where the controller's workers write which tests share a module fixture.
+GROUPS_FILE = pytest.StashKey[Path]()
 
 
 @pytest.fixture(scope="session")
@@ -29,18 +36,53 @@ def index_uv_cache() -> Path:
     return shared_uv_cache()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    groups_file = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
+    if groups_file:
+        write_groups(Path(groups_file), shared_fixture_groups(items))
+
+
+def _schedules_by_group(config: pytest.Config) -> bool:
+    """Under ``-n`` with ``--dist=load``, in this suite (a benchmark session run from here loads this file too)."""
+    return getattr(config.option, "dist", "no") == "load" and options_of(config).mode is None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tell each worker where to write which tests share a module fixture (``tests/helpers/groups.py``)."""
+    if _schedules_by_group(node.config):
+        stash = node.config.stash
+        if GROUPS_FILE not in stash:
+            stash[GROUPS_FILE] = Path(tempfile.mkdtemp(prefix="obelize-bench-test-groups-")) / "groups.json"
+        node.workerinput[WORKERINPUT_KEY] = str(stash[GROUPS_FILE])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The tests sharing a module fixture go to one worker, which runs the fixture once."""
+    if GROUPS_FILE not in config.stash:
+        return None
+    return shared_fixture_scheduling(config, log, config.stash[GROUPS_FILE])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if GROUPS_FILE in config.stash:
+        shutil.rmtree(config.stash[GROUPS_FILE].parent, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
 def _inner_runs_in_order(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pytest run inside a test keeps its items in file order, whatever order the outer run uses."""
+    """A pytest run inside a test keeps its items in file order, whatever order the outer run uses.
+
+    It also keeps its bytecode and goes without hypothesis, as ``rounds.inner_environment`` says why.
+    """
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
-        monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+        monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import tempfile
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.names import RULE, is_safe_component
+from pytest_obelize_bench._util.removal import remove_tree
 
 #: Files that make pytest (or a packaging tool) treat a directory above the checkout as the
 #: project: pytest searches upward for its rootdir and conftest files.
@@ -81,7 +81,7 @@ def _remove(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
-        shutil.rmtree(path, onexc=retry)
+        remove_tree(path, onexc=retry)
 
 
 def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:

@@ -149,9 +149,31 @@ def copy_tree(source: Path, destination: Path) -> None:
     shutil.copytree(source, destination, dirs_exist_ok=True)
 
 
-def run_pytest(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
+#: Kept from a developer's shell by no harness run inside a test (see ``inner_environment``).
+NOT_INHERITED = ("PYTEST_", "GEMINI", "GITHUB", "PYTHONDONTWRITEBYTECODE")
+#: The options of every pytest run inside a test: its items in file order whatever order the outer
+#: run uses, and without hypothesis's plugin, which no inner run uses and which imports all of
+#: hypothesis in every process it loads into (a quarter of a second each, hundreds of processes).
+INNER_ADDOPTS = "-p no:randomly -p no:hypothesispytest"
+
+
+def inner_environment() -> dict[str, str]:
+    """The environment of a harness run inside a test: the test's own, less what must not reach it.
+
+    Not the outer run's pytest options (``INNER_ADDOPTS`` instead), nor credentials of the services
+    the rounds stand in for. Nor ``PYTHONDONTWRITEBYTECODE``: a shell that sets it made each of the
+    suite's hundreds of inner runs compile the harness, and rewrite the asserts of every pytest
+    plugin, from source again; an inner run keeps its bytecode in ``__pycache__`` as Python does
+    by default. A case's own steps still write none: the harness sets that for them itself.
+    """
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(NOT_INHERITED)}
+    environ["PYTEST_ADDOPTS"] = INNER_ADDOPTS
     environ["UV_CACHE_DIR"] = str(shared_uv_cache())
+    return environ
+
+
+def run_pytest(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = inner_environment()
     environ.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],

@@ -10,7 +10,6 @@ the logs on the worker, and survive a worker that dies.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import yaml
 from pytest_obelize_bench.grading.record import comparable, parse_record
 from pytest_obelize_bench.session.remote import WORK_ENV
 from tests.helpers import rounds
+from tests.helpers.sdist import obelize_sdist
 
 pytestmark = [
     pytest.mark.usefixtures("index_uv_cache"),
@@ -62,12 +62,10 @@ def write_wrapper(root: Path, project: Path, work: Path, *binds: str) -> Path:
 
 
 def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
-    environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rT", *args],
         cwd=project,
-        env=environ,
+        env=rounds.inner_environment(),
         capture_output=True,
         text=True,
         timeout=1500,
@@ -191,13 +189,7 @@ def test_a_worker_whose_clone_has_another_case_file_refuses_its_cases(tmp_path: 
 
 def obelize_checkout(root: Path) -> Path:
     """obelize 0.8.0's source (its sdist from PyPI) committed to a local git repository."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(root), TOOL],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    shutil.unpack_archive(next(root.glob("obelize-*.tar.gz")), root, filter="data")
+    shutil.unpack_archive(obelize_sdist("0.8.0"), root, filter="data")
     checkout = root / "obelize-0.8.0"
     for args in (
         ["init", "-q"],

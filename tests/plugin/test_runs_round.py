@@ -8,7 +8,6 @@ same. Everything else is real: git, uv, PyPI installs, obelize.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -28,12 +27,10 @@ OK, LATE = "ok__refused", "late__refused"
 
 def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The plugin in a subprocess, with pytest's cache on (``--lf`` needs it)."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
-    environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", *args],
         cwd=project,
-        env=environ,
+        env=rounds.inner_environment(),
         capture_output=True,
         text=True,
         timeout=1200,

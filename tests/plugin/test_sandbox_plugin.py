@@ -340,8 +340,6 @@ def local_key() -> str:
 
 
 def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
-    environ["UV_CACHE_DIR"] = str(rounds.shared_uv_cache())
     return subprocess.run(
         [
             sys.executable,
@@ -357,7 +355,7 @@ def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProc
             *args,
         ],
         cwd=project,
-        env=environ,
+        env=rounds.inner_environment(),
         capture_output=True,
         text=True,
         timeout=1200,

@@ -29,6 +29,7 @@ from pytest_obelize_bench.tool.info import ToolError, ToolInfo
 from pytest_obelize_bench.tool.packs import PackInfo, pack_provenance
 from pytest_obelize_bench.tool.runfolder import load_artefacts_dir, locate_run_folder
 from pytest_obelize_bench.tool.venv import resolve_tool
+from tests.helpers.sdist import SdistUnavailable, obelize_sdist
 
 GEMINI = "gemini/google-generativeai-to-google-genai"
 GEMINI_SHA = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
@@ -548,30 +549,13 @@ def test_a_release_that_does_not_exist(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("index_uv_cache")
 def test_a_source_checkout_is_installed_editable_with_its_commit(tmp_path: Path) -> None:
-    download = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "-q",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "obelize==0.8.0",
-            "-d",
-            str(tmp_path / "sdist"),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if download.returncode != 0:
-        pytest.skip(f"cannot fetch the obelize sdist: {download.stderr.strip().splitlines()[-1:]}")
+    try:
+        sdist = obelize_sdist("0.8.0")
+    except SdistUnavailable as unavailable:
+        pytest.skip(str(unavailable))
     import tarfile
 
-    with tarfile.open(next((tmp_path / "sdist").glob("obelize-*.tar.gz"))) as archive:
+    with tarfile.open(sdist) as archive:
         archive.extractall(tmp_path / "src", filter="data")
     checkout = tmp_path / "src" / "obelize-0.8.0"
     commit_all(checkout)

@@ -1,0 +1,115 @@
+"""Which slow tests share a module fixture, so that xdist runs each such set on one worker.
+
+A module fixture of ``tests/plugin/`` runs a whole round (a minute or more) once for the tests
+that read it. Under ``-n`` with xdist's ``--dist=load``, those tests were handed to both workers,
+and each worker ran the round for itself: the same round twice. ``xdist_group`` cannot help here:
+xdist 3.8 names a grouped item by assigning ``item._nodeid``, which pytest 9 no longer reads.
+
+So the workers say which tests share a fixture (``shared_fixture_groups``, written to a file the
+controller names) and the controller schedules with ``shared_fixture_scheduling``: xdist's
+scheduling by scope, each group one scope and every other test a scope of its own, as under
+``load``. A group goes to one worker, which runs its round once, while the other worker runs
+everything else; the largest groups start first.
+
+A group is every slow test of a module that needs, directly or through another fixture, a
+module-scoped fixture of that module, joined with every other test needing one of the same (so
+the tests of ``parallel_round``, which needs ``serial_round``, join those of ``serial_round``). A
+parametrized module fixture is one fixture per parameter: each parameter's round is its own group.
+An autouse fixture groups nothing: it is what a test asks for that counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: The ``workerinput`` key naming the file in which the workers write the groups.
+WORKERINPUT_KEY = "obelize_tests_groups_file"
+
+
+def _module_fixtures(item: pytest.Item) -> set[str]:
+    """``name[param]`` of each module-scoped fixture of the item's own module that the item needs."""
+    info = getattr(item, "_fixtureinfo", None)
+    module = getattr(item, "module", None)
+    if info is None or module is None:
+        return set()
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    found: set[str] = set()
+    pending, seen = list(info.argnames), set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        definitions = info.name2fixturedefs.get(name)
+        if not definitions:
+            continue
+        definition = definitions[-1]
+        pending.extend(definition.argnames)
+        if definition.scope == "module" and getattr(definition.func, "__module__", None) == module.__name__:
+            found.add(f"{name}[{params[name]}]" if name in params else name)
+    return found
+
+
+def shared_fixture_groups(items: Iterable[pytest.Item]) -> dict[str, str]:
+    """Node id -> group name, for each slow item sharing a module fixture with others."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    needs: dict[str, list[str]] = {}
+    for item in items:
+        if item.get_closest_marker("slow") is None:
+            continue
+        keys = sorted(f"{item.nodeid.split('::', 1)[0]}::{name}" for name in _module_fixtures(item))
+        if not keys:
+            continue
+        needs[item.nodeid] = keys
+        for key in keys:
+            parent.setdefault(key, key)
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    # Each group is named after the least of its fixtures: the same name on every worker.
+    names: dict[str, str] = {}
+    for key in sorted(parent):
+        names.setdefault(root(key), key)
+    return {nodeid: names[root(keys[0])] for nodeid, keys in needs.items()}
+
+
+def write_groups(path: Path, groups: dict[str, str]) -> None:
+    """Every worker writes the same groups; each write replaces the file whole."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(groups, stream, sort_keys=True)
+    os.replace(temporary, path)
+
+
+def shared_fixture_scheduling(config: pytest.Config, log: Any, groups_file: Path) -> Any:
+    """xdist's scheduling by scope, where a scope is a group of ``shared_fixture_groups`` or one test."""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]  # only under xdist
+
+    class SharedFixtureScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # the workers wrote it as they collected, before any test is sent
+                try:
+                    self.groups = json.loads(groups_file.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    self.groups = {}
+            return str(self.groups.get(nodeid, nodeid))
+
+    return SharedFixtureScheduling(config, log)
+
+
+__all__ = ["WORKERINPUT_KEY", "shared_fixture_groups", "shared_fixture_scheduling", "write_groups"]
