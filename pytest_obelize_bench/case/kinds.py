@@ -158,12 +158,18 @@ class RepositoryCase:
         )
 
     def new_sdk(self, run: CaseRun) -> None:
+        """Step 7: the new SDK over the view the baseline ran in, installed or, when that view is
+        still its template's, mounted from the template of that install (``templates.py``)."""
         from pytest_obelize_bench.case.environment import packages_digest
 
         case = run.case
         legacy, new = PACK_DISTRIBUTIONS[case.pack]
         before = [f"{legacy}=={case.from_version}"]
-        run.sdk_to = _install_sdk(run, Step.INSTALL_TO, "install-to", new, case.to_version or "", before)
+        base = _unwritten_template(run)
+        if base is None:
+            run.sdk_to = _install_sdk(run, Step.INSTALL_TO, "install-to", new, case.to_version or "", before)
+        else:
+            run.sdk_to = _new_sdk_over(run, base, new, case.to_version or "", before)
         run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
     def exclude_newer(self, context: RoundContext) -> str | None:
@@ -271,6 +277,55 @@ def _published(run: CaseRun, install: Callable[[], str]) -> str:
     return observed
 
 
+def _unwritten_template(run: CaseRun) -> Template | None:
+    """The template an overlay case's view still is after its baseline (it wrote nothing but
+    bytecode caches into its venv, which are dropped); None for any other case."""
+    from pytest_obelize_bench.case.templates import Templates
+    from pytest_obelize_bench.case.upper_layer import drop_caches
+
+    if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
+        return None
+    base = Templates(Path(run.context.work_root)).find(run.env_template)
+    if base is None or base.base is not None or not drop_caches(run.sandbox.layout.venv_upper):
+        return None
+    return base
+
+
+def _new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
+    """The installed template of ``before`` and the new pin mounted over the case's view, checked
+    there; without one, the install into the view, which is then published as that template."""
+    from pytest_obelize_bench._util.case_error import CaseError
+    from pytest_obelize_bench.case.environment import check_installed_version
+    from pytest_obelize_bench.case.templates import Templates
+
+    sandbox = run.sandbox
+    key = _environment_key(run, [*before, f"{distribution}=={version}"])
+    if sandbox is None or key is None:
+        return _install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
+    templates = Templates(Path(run.context.work_root))
+    run.env_template_after = key
+    found = templates.find(key)
+    if found is not None and found.base == base.key:
+        sandbox.mount_template(*found.layers)
+        return check_installed_version(
+            run.steps(),
+            number=Step.INSTALL_TO,
+            name="install-to-check",
+            distribution=distribution,
+            version=version,
+            interpreter=run.venv().executable,
+        )
+    upper = sandbox.layout.venv_upper
+    try:
+        observed = _install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
+    except CaseError as error:
+        if error.reason == "version_mismatch":  # what these inputs install: a reuse must meet it too
+            templates.publish_installed(key, base, upper)
+        raise
+    templates.publish_installed(key, base, upper)
+    return observed
+
+
 def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
     """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``_reused``)."""
     from pytest_obelize_bench.case.environment import install_pinned
@@ -291,17 +346,24 @@ def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, versio
     )
 
 
-def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
-    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
-    from pytest_obelize_bench.case.envreuse import Marks, environment_key, reuse_install
+def _environment_key(run: CaseRun, installs: list[str]) -> str | None:
+    """The key of the case's environment once ``installs`` ran after its install commands."""
+    from pytest_obelize_bench.case.envreuse import environment_key
 
-    key = environment_key(
+    return environment_key(
         interpreter_used=run.venv().used,
         exclude_newer=run.context.exclude_newer,
         uv_cache=run.env.get("UV_CACHE_DIR"),
         commands=run.install_material,
         installs=installs,
     )
+
+
+def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
+    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
+    from pytest_obelize_bench.case.envreuse import Marks, reuse_install
+
+    key = _environment_key(run, installs)
     marks = Marks(Path(run.context.work_root))
     return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
 

@@ -306,6 +306,7 @@ def build_record(run: CaseRun) -> Record:
         patch_sha256=run.patch_sha256,
         env_template=run.env_template,
         env_view=run.env_view,
+        env_template_after=run.env_template_after,
     )
     steps = [] if run.runner is None else [StepRecord(**step.to_json()) for step in run.runner.steps]
     return Record(

@@ -87,6 +87,8 @@ class CaseRun:
     #: ``templates.py``: the key of the case's template and how its venv came from it.
     env_template: str | None = None
     env_view: str | None = None
+    #: the key of the installed template the case's view took for its after suite, or built.
+    env_template_after: str | None = None
     #: the sandbox around this case's steps (None without one): it mounts a template's overlay.
     sandbox: SandboxExecutor | None = None
     baseline: SuiteResult = field(default_factory=SuiteResult)

@@ -22,6 +22,14 @@ a key cannot cover leaves the case without a template) and the pin.  A changed r
 is a new key, so a new template.  The protocol's checks stay per case: the legacy SDK's version is
 read through ``importlib.metadata`` in the case's own view, and the freeze lists that view.
 
+The new SDK has templates too.  The key of the legacy SDK's install followed by the new SDK's pin
+(``envreuse.environment_key`` with both) names an *installed* template: the upper layer an install
+of the new SDK left over the legacy template, kept as ``delta`` beside a manifest naming its base.
+An overlay case whose baseline wrote nothing but bytecode caches into its venv (``upper_layer``)
+mounts the base and the delta instead of installing the new SDK again (``env_template_after`` in
+its record); the first such case installs, and its upper layer, which then holds that install and
+nothing else, is published.  Every other case installs into its own view, as before.
+
 The interpreter a request resolves to is remembered per process (``probed``): a case that finds a
 template for it needs neither ``uv venv`` nor the ``resolve`` probe.
 """
@@ -49,6 +57,7 @@ VIEWS = ("overlay", "copy", "built", "installed")
 COPY_TIMEOUT_S = 300.0
 _KEY = re.compile(r"[0-9a-f]{64}")
 _MANIFEST = "template.json"
+_DELTA = "delta"
 _MANIFEST_CAP = 16_384
 
 #: Interpreters already resolved by this process: (request, policy, search path) -> what uv chose.
@@ -81,13 +90,24 @@ def in_view(interpreter: Interpreter, venv: Path) -> Interpreter:
 
 @dataclass(frozen=True)
 class Template:
-    """A finished template: its key, its venv (never written again) and the interpreter it runs."""
+    """A finished template: its key, its venv (never written again) and the interpreter it runs.
+
+    An installed template (``base`` set) is its base's venv with ``delta``, an install's upper
+    layer, over it.
+    """
 
     key: str
     venv: Path
     used: str
     build: str
     machine: str
+    base: str | None = None
+    delta: Path | None = None
+
+    @property
+    def layers(self) -> tuple[Path, ...]:
+        """The read-only layers of a case's view, lowest first."""
+        return (self.venv,) if self.delta is None else (self.venv, self.delta)
 
 
 class Templates:
@@ -107,12 +127,45 @@ class Templates:
         try:
             data = json.loads(read_bounded_file(folder / _MANIFEST, _MANIFEST_CAP).decode("utf-8"))
             used, build, machine = str(data["used"]), str(data["build"]), str(data["machine"])
-        except (OSError, ValueError, KeyError, TypeError):
+            base_key = data.get("base")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
+        if base_key is not None:
+            return self._installed(key, str(base_key), folder / _DELTA)
         venv = folder / "venv"
         if venv.is_symlink() or not (venv / "bin" / "python").exists():
             return None
         return Template(key=key, venv=venv, used=used, build=build, machine=machine)
+
+    def _installed(self, key: str, base_key: str, delta: Path) -> Template | None:
+        try:
+            base = self.find(base_key)
+        except ValueError:
+            return None
+        if base is None or base.base is not None or delta.is_symlink() or not delta.is_dir():
+            return None
+        return Template(key, base.venv, base.used, base.build, base.machine, base=base.key, delta=delta)
+
+    def publish_installed(self, key: str, base: Template, upper: Path) -> bool:
+        """Keep ``upper``, an install's upper layer over ``base`` and nothing else, as the template
+        of ``key``, unless one exists; whole or absent, as ``publish``.  True when this call made it."""
+        from pytest_obelize_bench.case.upper_layer import drop_caches
+
+        folder = self.folder(key)
+        folder.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(folder / ".lock"):
+            if self.find(key) is not None:
+                return False
+            staging = folder / f"{_DELTA}.{os.getpid()}.tmp"
+            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(folder / _DELTA, ignore_errors=True)
+            if not _copy_tree(upper, staging):
+                return False
+            drop_caches(staging)  # an install writes none; a cache compiled by a check is not the template's
+            os.replace(staging, folder / _DELTA)
+            manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
+            write_atomically(folder / _MANIFEST, json.dumps(manifest, sort_keys=True) + "\n")
+        return self.find(key) is not None
 
     def publish(self, key: str, venv: Path, interpreter: Interpreter) -> bool:
         """Copy a case's just-installed venv aside as the template of ``key``, unless one exists.
@@ -130,13 +183,7 @@ class Templates:
             shutil.rmtree(staging, ignore_errors=True)
             target = folder / "venv"
             shutil.rmtree(target, ignore_errors=True)
-            copied = run_program(
-                [_cp(), "-a", os.fspath(venv), os.fspath(staging)],
-                env={"PATH": os.defpath, **inherited(BASE_ENVIRONMENT)},
-                timeout=COPY_TIMEOUT_S,
-            )
-            if not copied.ok:
-                shutil.rmtree(staging, ignore_errors=True)
+            if not _copy_tree(venv, staging):
                 return False
             os.replace(staging, target)
             manifest = {"used": interpreter.used, "build": interpreter.build, "machine": interpreter.machine}
@@ -146,6 +193,18 @@ class Templates:
 
 def _cp() -> str:
     return shutil.which("cp") or "/bin/cp"
+
+
+def _copy_tree(source: Path, staging: Path) -> bool:
+    """``cp -a``: links, modes, and the overlay's whiteouts and attributes kept as they are."""
+    copied = run_program(
+        [_cp(), "-a", os.fspath(source), os.fspath(staging)],
+        env={"PATH": os.defpath, **inherited(BASE_ENVIRONMENT)},
+        timeout=COPY_TIMEOUT_S,
+    )
+    if not copied.ok:
+        shutil.rmtree(staging, ignore_errors=True)
+    return copied.ok
 
 
 def copy_view(runner: StepRunner, template: Template, venv: Path, *, timeout: float = COPY_TIMEOUT_S) -> None:

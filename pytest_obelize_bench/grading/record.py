@@ -175,6 +175,10 @@ class Provenance(_Model):
     """The template key of the case's venv (it came from or built it); null without one and in older records."""
     env_view: str | None = None
     """overlay or copy (of a template), built (made it), installed (its own installs); null in fixtures."""
+    env_template_after: str | None = None
+    """The key of the template of the new SDK installed over env_template that the case's overlay took for
+    its after suite (no install-to step), or built (its install-to step); null when it installed into a view of
+    its own, and in older records."""
 
 
 class Record(_Model):
@@ -292,7 +296,7 @@ def read_round_attempts(folder: Path) -> dict[str, list[Record]]:
 #: Steps that prepare a case's environment.  Which of them run depends on whether a template of
 #: its key existed (``case/templates.py``), so on which case ran first: two runs need not agree on
 #: them.  The checks of what the environment holds (``install-from-check``, ``freeze``) stay.
-PREPARATION_STEPS = frozenset({"venv", "resolve", "install", "install-from"})
+PREPARATION_STEPS = frozenset({"venv", "resolve", "install", "install-from", "install-to"})
 
 
 def comparable(record: Record) -> dict[str, Any]:

@@ -42,8 +42,9 @@ class Policy:
     masked: tuple[Path, ...] = ()
     network: bool = False
     scratch_bytes: int = SCRATCH_TMP_BYTES
-    #: ``(lower, upper, work, dest)``: an overlay mounted at ``dest`` (bwrap 0.10 and later).
-    overlays: tuple[tuple[Path, Path, Path, Path], ...] = ()
+    #: ``(lowers, upper, work, dest)``: an overlay mounted at ``dest`` (bwrap 0.10 and later), its
+    #: read-only lower layers lowest first.
+    overlays: tuple[tuple[tuple[Path, ...], Path, Path, Path], ...] = ()
 
 
 def _depth(path: Path) -> tuple[int, str]:
@@ -114,9 +115,12 @@ def bwrap_argv(
     for path in writable:
         args += ["--bind", os.fspath(path), os.fspath(path)]
     # An overlay goes over the writable bind of the folder that holds it (a case's venv in its
-    # checkout): lower the read-only template, upper and work the case's own folders.
-    for lower, upper, work, dest in policy.overlays:
-        args += ["--overlay-src", os.fspath(lower), "--overlay", os.fspath(upper), os.fspath(work), os.fspath(dest)]
+    # checkout): lower the read-only template (and what was installed over it), upper and work the
+    # case's own folders.  bwrap stacks each --overlay-src over the ones before it.
+    for lowers, upper, work, dest in policy.overlays:
+        for lower in lowers:
+            args += ["--overlay-src", os.fspath(lower)]
+        args += ["--overlay", os.fspath(upper), os.fspath(work), os.fspath(dest)]
     for path in hidden:
         args += ["--remount-ro", os.fspath(path)]
     args += ["--chdir", os.fspath(cwd), "--clearenv"]

@@ -116,8 +116,9 @@ class CaseLayout:
     masked: tuple[Path, ...] = ()
     suites_network: bool = False
     offline: bool = False
-    #: a template venv mounted as the lower layer of the case's venv (``templates.py``); else None.
-    venv_template: Path | None = None
+    #: the read-only layers under the case's venv, lowest first: a template venv (``templates.py``)
+    #: and what was installed over it; empty when the case's venv is its own folder.
+    venv_layers: tuple[Path, ...] = ()
 
     @property
     def venv(self) -> Path:
@@ -133,10 +134,10 @@ class CaseLayout:
     def venv_work(self) -> Path:
         return self.checkout.parent / f"{self.checkout.name}.venv-work"
 
-    def overlays(self) -> tuple[tuple[Path, Path, Path, Path], ...]:
-        if self.venv_template is None:
+    def overlays(self) -> tuple[tuple[tuple[Path, ...], Path, Path, Path], ...]:
+        if not self.venv_layers:
             return ()
-        return ((self.venv_template, self.venv_upper, self.venv_work, self.venv),)
+        return ((self.venv_layers, self.venv_upper, self.venv_work, self.venv),)
 
 
 def policy_for(layout: CaseLayout, name: str, extra_read_only: Sequence[Path] = ()) -> Policy | None:
@@ -179,9 +180,9 @@ class SandboxExecutor:
         self.layout = layout
         self._case_roots: tuple[Path, ...] | None = None
 
-    def mount_template(self, template: Path) -> None:
-        """From now on every sandboxed step sees the case's venv as an overlay of ``template``."""
-        self.layout = replace(self.layout, venv_template=_real(template))
+    def mount_template(self, *layers: Path) -> None:
+        """From now on every sandboxed step sees the case's venv as an overlay of ``layers`` (lowest first)."""
+        self.layout = replace(self.layout, venv_layers=tuple(_real(layer) for layer in layers))
         for folder in (self.layout.venv_upper, self.layout.venv_work, self.layout.venv):
             folder.mkdir(parents=True, exist_ok=True)
         self._case_roots = None
@@ -189,8 +190,8 @@ class SandboxExecutor:
     def _interpreter(self) -> tuple[Path, ...]:
         if self._case_roots is None:
             python = self.layout.venv / "bin" / "python"
-            if self.layout.venv_template is not None:  # the merged venv exists only inside the sandbox
-                python = self.layout.venv_template / "bin" / "python"
+            if self.layout.venv_layers:  # the merged venv exists only inside the sandbox
+                python = self.layout.venv_layers[0] / "bin" / "python"
             if not os.path.lexists(python):
                 return ()
             self._case_roots = tuple(interpreter_roots(python))

@@ -128,7 +128,7 @@ def overlay_problem(
     lower, upper, work, kept = (base / name for name in ("lower", "upper", "work", "kept"))
     for folder in (lower, upper, work, kept / "venv"):
         folder.mkdir(parents=True)
-    policy = Policy(writable=(kept,), overlays=((lower, upper, work, kept / "venv"),))
+    policy = Policy(writable=(kept,), overlays=(((lower,), upper, work, kept / "venv"),))
     true = shutil.which("true") or "/bin/true"
     try:
         tried = run_program(bwrap_argv(program, policy, [true], cwd=kept, env=env), env=env, timeout=timeout)

