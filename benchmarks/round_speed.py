@@ -17,6 +17,10 @@ temp folder.  The uv cache stays on disk either way.
 Every round shares one work root (as a machine's default work root is shared) and one
 ``--exclude-newer`` cutoff (as a round names its cutoff).  The ratios come from the records'
 step durations, the junit report's item times and the wall time of each pytest process.
+The rounds run without ``PYTHONDONTWRITEBYTECODE`` (a shell that sets it would make every
+round compile, and rewrite the asserts of, every module of the harness again: a cost of that
+shell, not of a round).  "Installs" are the steps that install (``install``, ``install-from``,
+``install-to``); the protocol's per-case version checks and ``freeze`` are counted apart.
 It needs PyPI (the cold round downloads both SDKs) unless ``--uv-cache`` names a warm uv cache;
 GitHub is not used.
 """
@@ -42,6 +46,8 @@ from tests.helpers import rounds  # noqa: E402  # the project's own repository b
 WORK_STEPS = frozenset({"fix", "baseline", "after"})
 #: Everything a case runs before its baseline suite.
 BEFORE_BASELINE = frozenset({"fetch", "venv", "resolve", "install", "install-from", "install-from-check"})
+INSTALLS = frozenset({"install", "install-from", "install-to"})
+CHECKS = frozenset({"install-from-check", "install-to-check", "freeze"})
 SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
 
 
@@ -90,17 +96,31 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     steps = [step for record in records for step in record["steps"]]
     total = sum(step["duration_s"] for step in steps)
     work = sum(step["duration_s"] for step in steps if step["name"] in WORK_STEPS)
-    installs = sum(step["duration_s"] for step in steps if step["name"].startswith("install"))
+    installs = sum(step["duration_s"] for step in steps if step["name"] in INSTALLS)
+    checks = sum(step["duration_s"] for step in steps if step["name"] in CHECKS)
     before = sum(step["duration_s"] for step in steps if step["name"] in BEFORE_BASELINE)
-    out = {"steps": total, "work": work, "installs": installs, "before": before, "cases": float(len(records))}
+    out = {"steps": total, "work": work, "installs": installs, "checks": checks, "before": before}
+    out["cases"] = float(len(records))
     for record in records:
         view = f"view:{record['provenance'].get('env_view')}"
         out[view] = out.get(view, 0.0) + 1
+        ran = {step["name"] for step in record["steps"]}
+        if record["provenance"].get("env_template_after") and "install-to" not in ran:
+            out["new SDK mounted"] = out.get("new SDK mounted", 0.0) + 1
     for step in steps:
         out[f"step:{step['name']}"] = out.get(f"step:{step['name']}", 0.0) + step["duration_s"]
     if junit is not None and junit.is_file():
         out["items"] = sum(float(case.get("time", 0)) for case in ET.parse(junit).getroot().iter("testcase"))
     return out
+
+
+def _bwrap_version() -> str:
+    """The bwrap a round finds first on PATH: 0.10 and later mount the templates as overlays."""
+    try:
+        done = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except OSError:
+        return "none"
+    return done.stdout.strip() or "unknown"
 
 
 def work_parent(placement: str) -> Path | None:
@@ -130,7 +150,8 @@ def main() -> None:
     )
     arguments = parser.parse_args()
     placement = arguments.work_root
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GEMINI", "GITHUB"))}
+    dropped = ("PYTEST_", "GEMINI", "GITHUB", "PYTHONDONTWRITEBYTECODE")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     with tempfile.TemporaryDirectory(prefix="obelize-bench-speed-") as folder:
         root = Path(folder)
         project = root / "project"
@@ -169,6 +190,10 @@ def main() -> None:
             "warm / cold round (wall)": walls["warm -n 1"] / walls["cold -n 1"],
             "installs share of step time, cold": found["cold -n 1"]["installs"] / found["cold -n 1"]["steps"],
             "installs share of step time, warm": warm["installs"] / warm["steps"],
+            "version checks and freeze, share of step time, warm": warm["checks"] / warm["steps"],
+            "warm round wall (s)": walls["warm -n 1"],
+            "resumed round wall (s)": walls["resumed"],
+            "bwrap": _bwrap_version(),
         }
         shown = {name: value if isinstance(value, str) else round(value, 3) for name, value in report.items()}
         print(json.dumps(shown, indent=2))
