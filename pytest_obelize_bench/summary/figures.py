@@ -6,17 +6,28 @@ re-renders every figure and fails on any byte that differs, as it does for the t
 hash salt for the SVG ids, no date, a fixed creator, text kept as text (``svg.fonttype: none``)
 and matplotlib's own bundled DejaVu Sans for every text measurement. matplotlib is pinned exactly
 in ``pyproject.toml`` because another version may draw the same chart with other bytes.
+
+Because the drawing is deterministic, a round's publication and ``summarize`` reuse an earlier
+render of the same chart (``<work root>/figure-renders/<render_key>.svg``) instead of importing
+matplotlib and laying out its text again, about a second a session: the key is the chart's data,
+the code that draws it, and the versions of matplotlib, numpy and Python.  ``summarize --check``
+never reuses one; it draws every figure afresh.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
+import sys
 import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from pytest_obelize_bench._util import charts as _charts
+from pytest_obelize_bench._util import stats as _stats
 from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, PointChart, RateChart, StackedChart
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import format_percent
@@ -47,6 +58,8 @@ TIER_COLOURS = {
     "patched_unverified": "#1b6ca8",
 }
 MAX_FIGURE_BYTES = 2 * 1024 * 1024
+#: Earlier renders, by ``render_key``, under the default work root.
+RENDERS_DIR = "figure-renders"
 
 
 @contextmanager
@@ -214,14 +227,54 @@ def _folder(results_dir: Path) -> Path:
     return Path(results_dir) / FIGURES_FOLDER
 
 
-def write_figures(results_dir: Path, charts: Sequence[Chart], *, prune: bool) -> list[Path]:
-    """Draw every chart into ``results/figures/``; with ``prune``, remove the SVGs no block links any more."""
+def render_key(chart: Chart) -> str:
+    """Everything an SVG's bytes depend on: the chart's data (its ``repr``: frozen dataclasses of
+    text, integers and floats), this module and the two it draws with, and the libraries' versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256(repr(chart).encode("utf-8"))
+    for module in (sys.modules[__name__], _charts, _stats):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    for distribution in ("matplotlib", "numpy"):
+        with contextlib.suppress(PackageNotFoundError):
+            digest.update(f"{distribution}=={version(distribution)}".encode())
+    digest.update(sys.version.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def default_renders() -> Path:
+    from pytest_obelize_bench.isolation.workspace import default_work_root
+
+    return default_work_root() / RENDERS_DIR
+
+
+def draw_reusing(chart: Chart, renders: Path | None) -> bytes:
+    """``draw(chart)``, or the render of the same key kept in ``renders``; a render made here is kept
+    there for the next session.  A folder that cannot be read or written only costs the reuse."""
+    if renders is None:
+        return draw(chart)
+    kept = renders / f"{render_key(chart)}.svg"
+    with contextlib.suppress(UntrustedFileError):
+        return read_untrusted(kept, MAX_FIGURE_BYTES)
+    drawn = draw(chart)
+    with contextlib.suppress(OSError):
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(kept, drawn)
+    return drawn
+
+
+def write_figures(
+    results_dir: Path, charts: Sequence[Chart], *, prune: bool, renders: Path | None = None
+) -> list[Path]:
+    """Draw every chart into ``results/figures/``, reusing the renders kept in ``renders`` (by default
+    the work root's); with ``prune``, remove the SVGs no block links any more."""
     folder = _folder(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    kept = default_renders() if renders is None else renders
     written = []
     for chart in charts:
         path = folder / chart.file_name
-        write_atomically(path, draw(chart))
+        write_atomically(path, draw_reusing(chart, kept))
         written.append(path)
     if prune:
         wanted = {chart.file_name for chart in charts}
@@ -249,4 +302,13 @@ def check_figures(results_dir: Path, charts: Sequence[Chart]) -> str | None:
     return None
 
 
-__all__ = ["check_figures", "draw", "draw_rate_chart", "draw_stacked_chart", "write_figures"]
+__all__ = [
+    "RENDERS_DIR",
+    "check_figures",
+    "draw",
+    "draw_rate_chart",
+    "draw_reusing",
+    "draw_stacked_chart",
+    "render_key",
+    "write_figures",
+]

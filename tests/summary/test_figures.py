@@ -11,7 +11,7 @@ import pytest
 
 from pytest_obelize_bench._util.charts import PointChart, PointSeries, RateChart, RatePoint, StackedChart
 from pytest_obelize_bench._util.stats import rate_of
-from pytest_obelize_bench.summary.figures import check_figures, draw, write_figures
+from pytest_obelize_bench.summary.figures import check_figures, draw, draw_reusing, render_key, write_figures
 from pytest_obelize_bench.summary.roundfiles import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,3 +100,41 @@ def test_a_point_chart_states_every_point_and_each_series_n_in_its_alt_text() ->
         "obelize (n = 1 cases): a__b 1 at 1.5."
     )
     assert "agent (n = 2 cases, 12 in all)" in draw(POINTS).decode("utf-8")
+
+
+def test_a_kept_render_is_reused_by_key_and_check_never_trusts_it(tmp_path: Path) -> None:
+    renders = tmp_path / "renders"
+    write_figures(tmp_path / "results", [RATES, TIERS], prune=False, renders=renders)
+    kept = renders / f"{render_key(RATES)}.svg"
+    assert kept.read_bytes() == draw(RATES) == (tmp_path / "results" / "figures" / "rates.svg").read_bytes()
+    assert {path.name for path in renders.iterdir()} == {f"{render_key(RATES)}.svg", f"{render_key(TIERS)}.svg"}
+    # A kept render is what the next publication writes, undrawn: proven by one that was never drawn.
+    kept.write_bytes(b"<svg>kept</svg>")
+    write_figures(tmp_path / "results", [RATES], prune=False, renders=renders)
+    assert (tmp_path / "results" / "figures" / "rates.svg").read_bytes() == b"<svg>kept</svg>"
+    # --check draws afresh, so a stale or tampered render cannot pass it.
+    assert check_figures(tmp_path / "results", [RATES]) == (
+        f"the figure {tmp_path / 'results' / 'figures' / 'rates.svg'} differs from a fresh render"
+    )
+
+
+def test_the_render_key_follows_every_number_of_the_chart() -> None:
+    changed = RateChart(
+        RATES.file_name,
+        RATES.title,
+        RATES.caption,
+        (*RATES.points[:-1], RatePoint("holdout", "ceiling", rate_of(1, 8), interval=False)),
+    )
+    assert render_key(RATES) == render_key(
+        RateChart(*[getattr(RATES, f) for f in ("file_name", "title", "caption", "points")])
+    )
+    assert render_key(changed) != render_key(RATES)
+    assert render_key(TIERS) != render_key(RATES)
+
+
+def test_a_renders_folder_that_cannot_be_written_costs_only_the_reuse(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder\n")
+    assert draw_reusing(TIERS, blocked / "renders") == draw(TIERS)
+    write_figures(tmp_path / "results", [TIERS], prune=False, renders=blocked / "renders")
+    assert check_figures(tmp_path / "results", [TIERS]) is None
