@@ -1,0 +1,94 @@
+"""The copy view's program: symlinks hard-linked, the rest copied, nothing of the template writable through it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_obelize_bench.case.templates import LINK_COPY
+from tests.helpers.sandbox import tree_digest
+
+
+def _template(root: Path) -> Path:
+    """A venv's shapes: a cache the SDK links point into, a config file, a script, nested folders."""
+    cache = root / "uv-cache" / "sdk"
+    cache.mkdir(parents=True)
+    (cache / "__init__.py").write_text("VERSION = '0.8.6'\n")
+    venv = root / "template" / "venv"
+    site = venv / "lib" / "python3.12" / "site-packages"
+    (site / "google" / "generativeai").mkdir(parents=True)
+    (site / "google" / "generativeai" / "__init__.py").symlink_to(cache / "__init__.py")
+    (site / "linked-folder").symlink_to(cache, target_is_directory=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "tool").write_text("#!/bin/sh\n")
+    (venv / "bin" / "tool").chmod(0o755)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    return venv
+
+
+def _copy(template: Path, target: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", LINK_COPY, str(template), str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_copy_is_the_template_entry_for_entry(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    _copy(template, tmp_path / "case" / ".venv")
+    assert tree_digest(tmp_path / "case" / ".venv") == tree_digest(template)
+    assert os.access(tmp_path / "case" / ".venv" / "bin" / "tool", os.X_OK)
+
+
+def test_symlinks_are_hard_links_of_the_templates_and_files_are_copies(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    copy = tmp_path / "case" / ".venv"
+    _copy(template, copy)
+    for relative in ("lib/python3.12/site-packages/google/generativeai/__init__.py", "bin/python"):
+        assert (copy / relative).lstat().st_ino == (template / relative).lstat().st_ino
+        assert (copy / relative).is_symlink()
+    for relative in ("pyvenv.cfg", "bin/tool"):
+        assert (copy / relative).lstat().st_ino != (template / relative).lstat().st_ino
+
+
+def test_what_a_case_does_to_its_copy_leaves_the_template_as_it_was(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    before = tree_digest(template)
+    copy = tmp_path / "case" / ".venv"
+    _copy(template, copy)
+    with open(copy / "pyvenv.cfg", "a", encoding="utf-8") as handle:
+        handle.write("# written by the case\n")
+    link = copy / "lib/python3.12/site-packages/google/generativeai/__init__.py"
+    link.unlink()  # a deleted SDK file: the case's own entry goes, the template's stays
+    (copy / "bin" / "python").unlink()
+    (copy / "bin" / "python").symlink_to("/elsewhere")  # a replaced link: a new entry of its own
+    (copy / "lib/python3.12/site-packages/leaked.py").write_text("WHO = 'case'\n")
+    assert tree_digest(template) == before
+
+
+def test_a_filesystem_that_refuses_the_hard_link_gets_a_symlink_of_the_same_target(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    copy = tmp_path / "case" / ".venv"
+    # Where a symlink cannot be hard-linked (another filesystem, say), the copy still holds a symlink
+    # to the same target: shown with every hard link refused.
+    shim = tmp_path / "shim.py"
+    shim.write_text(
+        "import os, runpy, sys\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise OSError(18, 'Invalid cross-device link')\n"
+        "os.link = refuse\n"
+        f"sys.argv = ['-c', {str(template)!r}, {str(copy)!r}]\n"
+        f"exec(compile({LINK_COPY!r}, 'link-copy', 'exec'))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", str(shim)], capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert tree_digest(copy) == tree_digest(template)
+    relative = "bin/python"
+    assert (copy / relative).lstat().st_ino != (template / relative).lstat().st_ino
