@@ -21,6 +21,8 @@ from pytest_obelize_bench.session.keys import (
     CONTEXT_KEY,
     ONLY_KEY,
     ONLY_WORKERINPUT_KEY,
+    ORDER_KEY,
+    ORDER_WORKERINPUT_KEY,
 )
 from pytest_obelize_bench.session.outcome import REPORT_CHAR, TIER_DISPLAY, tier_status
 
@@ -85,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(controller, "obelize-bench-controller")
         if controller.only is not None:
             config.stash[ONLY_KEY] = frozenset(controller.only)
+        config.stash[ORDER_KEY] = controller.case_seconds
         context = controller.context  # hook: resume (a resumed run keeps its exclude_newer)
     else:
         from pytest_obelize_bench.case.context import WORKERINPUT_KEY, RoundContext
@@ -95,6 +98,8 @@ def pytest_configure(config: pytest.Config) -> None:
         only = config.workerinput.get(ONLY_WORKERINPUT_KEY)  # type: ignore[attr-defined]
         if only is not None:
             config.stash[ONLY_KEY] = frozenset(only)
+        seconds = config.workerinput.get(ORDER_WORKERINPUT_KEY)  # type: ignore[attr-defined]
+        config.stash[ORDER_KEY] = {str(case): float(value) for case, value in (seconds or {}).items()}
     config.stash[CONTEXT_KEY] = context
 
 
@@ -148,15 +153,28 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--bench-rerun``: keep only the cases the run recorded as error (of the kind asked for)."""
+    """``--bench-rerun``: keep only the cases the run recorded as error (of the kind asked for);
+    then the cases longest first, by the round's latest run (``session/ordering.py``)."""
     only = config.stash.get(ONLY_KEY, None)
-    if only is None:
-        return
-    keep = [item for item in items if getattr(item, "bench_case", None) is not None and item.name in only]
-    dropped = [item for item in items if item not in keep]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-    items[:] = keep
+    if only is not None:
+        keep = [item for item in items if getattr(item, "bench_case", None) is not None and item.name in only]
+        dropped = [item for item in items if item not in keep]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+    seconds = config.stash.get(ORDER_KEY, None)
+    if seconds:
+        from pytest_obelize_bench.session.ordering import longest_first
+
+        ids = [_case_id(item) for item in items]
+        rank = {case: index for index, case in enumerate(longest_first(list(dict.fromkeys(ids)), seconds))}
+        order = sorted(range(len(items)), key=lambda index: rank[ids[index]])
+        items[:] = [items[index] for index in order]
+
+
+def _case_id(item: pytest.Item) -> str:
+    case = getattr(item, "bench_case", None)
+    return item.nodeid if case is None else str(case.id)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -24,7 +24,7 @@ from pytest_obelize_bench.grading.record import (
     parse_record,
 )
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY
+from pytest_obelize_bench.session.keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY, ORDER_WORKERINPUT_KEY
 
 
 class Controller:
@@ -64,6 +64,12 @@ class Controller:
         #: the one line saying the results folder could not be written (the session then stops)
         self.results_error: str | None = None
         self.session: pytest.Session | None = None
+        #: each case's seconds in the round's latest run: the order the cases run in (ordering.py)
+        self.case_seconds: dict[str, float] = {}
+        if self.context.mode == "round" and self.context.round is not None:
+            from pytest_obelize_bench.session.ordering import case_seconds
+
+            self.case_seconds = case_seconds(Path(self.context.results_dir), self.context.round)
         if self.writes_results:
             from pytest_obelize_bench.session.runlife import start_run
 
@@ -154,6 +160,7 @@ class Controller:
     def pytest_configure_node(self, node: Any) -> None:
         if self.only is not None:
             node.workerinput[ONLY_WORKERINPUT_KEY] = list(self.only)
+        node.workerinput[ORDER_WORKERINPUT_KEY] = dict(self.case_seconds)
 
     # -- records as they arrive -------------------------------------------------------------
 

@@ -17,14 +17,19 @@ if TYPE_CHECKING:
 
 #: The xdist workerinput key that carries the cases a rerun is limited to.
 ONLY_WORKERINPUT_KEY = "obelize_bench_only"
+#: The xdist workerinput key that carries each case's seconds in the latest run (``ordering.py``).
+ORDER_WORKERINPUT_KEY = "obelize_bench_case_seconds"
 
 CONTEXT_KEY: pytest.StashKey[RoundContext] = pytest.StashKey()
 COLLECT_PATHS_KEY: pytest.StashKey[dict[Path, list[Case]]] = pytest.StashKey()
 ONLY_KEY: pytest.StashKey[frozenset[str]] = pytest.StashKey()
+ORDER_KEY: pytest.StashKey[dict[str, float]] = pytest.StashKey()
 
 __all__ = [
     "COLLECT_PATHS_KEY",
     "CONTEXT_KEY",
     "ONLY_KEY",
     "ONLY_WORKERINPUT_KEY",
+    "ORDER_KEY",
+    "ORDER_WORKERINPUT_KEY",
 ]
