@@ -7,8 +7,10 @@ suite, two installing a requirements file, two with a suite of a few seconds), t
 real plugin over them, one round after another, in this process's children:
 
 * cold: ``-n 1`` with an empty uv cache (UV_CACHE_DIR to a temporary folder);
-* warm: ``-n 1`` and ``-n 2`` over the cache the cold round filled;
-* resumed: ``--bench-resume`` of the warm ``-n 1`` run, nothing changed.
+* warm: ``-n 1`` and ``-n 2`` over the cache the cold round filled, the second into the first's
+  results folder, so it runs its cases longest first by the first's durations, as a user's next
+  round of the same cases would;
+* resumed: ``--bench-resume`` of the warm ``-n 2`` run, nothing changed.
 
 ``--work-root=memory`` (the default where /dev/shm exists) puts the work root, where every
 case's checkout and venv are made, on a memory filesystem; ``--work-root=disk`` in the system
@@ -166,7 +168,7 @@ def main() -> None:
         plan = (
             ("cold -n 1", "cold", ("-n", "1")),
             ("warm -n 1", "warm1", ("-n", "1")),
-            ("warm -n 2", "warm2", ("-n", "2")),
+            ("warm -n 2", "warm1", ("-n", "2")),
             ("resumed", "warm1", ("-n", "1", "--bench-resume")),
         )
         for label, results, extra in plan:
