@@ -6,6 +6,7 @@ rather than what the harness believes they are.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import tempfile
@@ -53,9 +54,31 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
     """The pack's hashes from obelize's own pack loader, run in the tool.
 
     Either hash is null when the tool version has no such API or cannot load the pack; this never
-    raises for the tool's sake.
+    raises for the tool's sake.  A release's tool venv is asked once (``venv.kept_answers``): it
+    cannot change; a source checkout or the obelize installed beside the harness is asked every
+    session, since its packs can.
     """
-    result = PackInfo(pack=pack)
+    from pytest_obelize_bench.tool.answers import keep_answer, kept_answers
+    from pytest_obelize_bench.tool.venv import read_marker
+
+    venv = Path(tool.python).parent.parent if tool.source == "requirement" else None
+    marker = read_marker(venv) if venv is not None else None
+    name = f"pack:{pack}"
+    if venv is not None:
+        with contextlib.suppress(ValueError):
+            kept = kept_answers(venv, marker).get(name)
+            if kept is not None and PackInfo.model_validate(kept).pack == pack:
+                return PackInfo.model_validate(kept)
+    asked = _ask(tool, pack)
+    if asked is None:
+        return PackInfo(pack=pack)
+    if venv is not None:
+        keep_answer(venv, marker, name, asked.model_dump(mode="json"))
+    return asked
+
+
+def _ask(tool: ToolInfo, pack: str) -> PackInfo | None:
+    """What the tool says of the pack; None when it could not be asked (not an answer to keep)."""
     env = inherited(BASE_ENVIRONMENT)
     with tempfile.TemporaryDirectory(prefix="obelize-bench-pack-") as scratch:
         env["HOME"] = scratch
@@ -68,17 +91,17 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
                 log=Path(scratch) / "pack.log",
             )
         except OSError:
-            return result
+            return None
     if answer.timed_out or answer.exit_code != 0:
-        return result
+        return None
     try:
         found = json.loads(answer.output.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return result
+        return None
     if not isinstance(found, dict):
-        return result
+        return None
     hashes = {key: found.get(key) for key in ("pack_sha256", "spec_sha256")}
-    return result.model_copy(
+    return PackInfo(pack=pack).model_copy(
         update={key: value for key, value in hashes.items() if isinstance(value, str) and _HEX64.fullmatch(value)}
     )
 

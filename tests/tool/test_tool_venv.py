@@ -196,3 +196,40 @@ def test_round_1s_tool_installs_at_round_1s_cutoff(tmp_path: Path, monkeypatch: 
         timeout=600,
     )
     assert refused.returncode != 0 and "exclude-newer" in refused.stderr
+
+
+def test_a_release_venv_is_asked_once_and_answers_under_another_marker_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe and a pack's digests are asked of a release's venv once, then read from it."""
+    from pytest_obelize_bench.tool import packs
+    from pytest_obelize_bench.tool.answers import ANSWERS
+    from pytest_obelize_bench.tool.packs import pack_provenance
+
+    monkeypatch.delenv("UV_EXCLUDE_NEWER", raising=False)
+    root = tmp_path / "tools"
+    gemini = "gemini/google-generativeai-to-google-genai"
+    first = resolve_tool("obelize==0.8.0", tool_root=root, exclude_newer=LATE)
+    pack = pack_provenance(first, gemini)
+    assert pack.pack_sha256 is not None and pack.spec_sha256 is not None
+    venv = Path(first.python).parent.parent
+    kept = json.loads((venv / ANSWERS).read_text(encoding="utf-8"))
+    assert kept["marker"] == read_marker(venv) and kept["probe"]["file"]
+    assert kept[f"pack:{gemini}"] == pack.model_dump(mode="json")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the tool was asked again")
+
+    monkeypatch.setattr(tool_venv, "_probe", refuse)
+    monkeypatch.setattr(packs, "run_program", refuse)
+    assert resolve_tool("obelize==0.8.0", tool_root=root, exclude_newer=LATE) == first
+    assert pack_provenance(first, gemini) == pack
+    # Answers kept under another marker (or edited to name another pack) are not this venv's.
+    (venv / ANSWERS).write_text(json.dumps({**kept, "marker": {"spec": "obelize==9.9.9"}}), encoding="utf-8")
+    with pytest.raises(AssertionError, match="asked again"):
+        resolve_tool("obelize==0.8.0", tool_root=root, exclude_newer=LATE)
+    (venv / ANSWERS).write_text(
+        json.dumps({**kept, f"pack:{gemini}": {**kept[f"pack:{gemini}"], "pack": "other"}}), encoding="utf-8"
+    )
+    with pytest.raises(AssertionError, match="asked again"):
+        pack_provenance(first, gemini)
