@@ -69,7 +69,7 @@ class Controller:
         if self.context.mode == "round" and self.context.round is not None:
             from pytest_obelize_bench.session.ordering import case_seconds
 
-            self.case_seconds = case_seconds(Path(self.context.results_dir), self.context.round)
+            self.case_seconds = case_seconds(Path(self.context.results_dir), self.context.round, cases)
         if self.writes_results:
             from pytest_obelize_bench.session.runlife import start_run
 

@@ -14,26 +14,18 @@ because xdist requires each worker to collect the same items in the same order.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_obelize_bench.records.published import names_in
 from pytest_obelize_bench.records.runs import list_runs, read_run_records
 
-_RECORD_SUFFIX = ".json"
-_NOT_RECORDS = frozenset({"run.json"})
 
-
-def case_seconds(results: Path, round_number: int) -> dict[str, float]:
-    """Each case's seconds of steps in the newest run of the round that recorded any case; empty
-    when none did.  A record that cannot be read is left out, as if it were not there."""
+def case_seconds(results: Path, round_number: int, case_ids: Iterable[str]) -> dict[str, float]:
+    """Each of these cases' seconds of steps in the newest run of the round that recorded any of
+    them; empty when none did.  A record that cannot be read is left out, as if it were not there."""
+    wanted = sorted(set(case_ids))
     for folder, _, _ in reversed(list_runs(results, round_number)):
-        ids = [
-            name[: -len(_RECORD_SUFFIX)]
-            for name in names_in(folder)
-            if name.endswith(_RECORD_SUFFIX) and name not in _NOT_RECORDS
-        ]
-        found = read_run_records(folder, ids).records
+        found = read_run_records(folder, wanted).records
         if found:
             return {case: sum(step.duration_s for step in record.steps) for case, record in found.items()}
     return {}

@@ -38,19 +38,20 @@ def test_the_longest_go_first_and_the_unknown_before_them_in_their_own_order() -
 
 def test_seconds_come_from_the_newest_run_that_recorded_a_case(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    assert case_seconds(results, 2) == {}  # no run yet
+    assert case_seconds(results, 2, CASES) == {}  # no run yet
     _run(results, "20261201T000000Z-aaaaaa", _timed(CASES[0], 1.0, 2.0), _timed(CASES[1], 30.0))
     _run(results, "20261202T000000Z-bbbbbb", _timed(CASES[0], 4.0, 0.5))
     (results / "round-2" / "runs" / "20261203T000000Z-cccccc").mkdir()  # started, recorded nothing
-    assert case_seconds(results, 2) == {CASES[0]: 4.5}
-    assert case_seconds(results, 3) == {}
+    assert case_seconds(results, 2, CASES) == {CASES[0]: 4.5}
+    assert case_seconds(results, 2, CASES[1:]) == {CASES[1]: 30.0}  # the newest run that recorded one of them
+    assert case_seconds(results, 3, CASES) == {}
 
 
 def test_a_record_that_cannot_be_read_is_left_out(tmp_path: Path) -> None:
     results = tmp_path / "results"
     folder = _run(results, "20261201T000000Z-aaaaaa", _timed(CASES[0], 1.0), _timed(CASES[1], 2.0))
     (folder / f"{CASES[1]}.json").write_text("{not json", encoding="utf-8")
-    assert case_seconds(results, 2) == {CASES[0]: 1.0}
+    assert case_seconds(results, 2, CASES) == {CASES[0]: 1.0}
 
 
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
