@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,42 +182,40 @@ class Templates:
         of ``key``, unless one exists; whole or absent, as ``publish``.  True when this call made it."""
         from pytest_obelize_bench.case.upper_layer import drop_caches
 
-        folder = self.folder(key)
-        folder.mkdir(parents=True, exist_ok=True)
-        with exclusive_lock(folder / ".lock"):
-            if self.find(key) is not None:
-                return False
-            staging = folder / f"{_DELTA}.{os.getpid()}.tmp"
-            shutil.rmtree(staging, ignore_errors=True)
-            shutil.rmtree(folder / _DELTA, ignore_errors=True)
-            if not _copy_tree(upper, staging):
-                return False
-            drop_caches(staging)  # an install writes none; a cache compiled by a check is not the template's
-            os.replace(staging, folder / _DELTA)
-            manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
-            write_atomically(folder / _MANIFEST, json.dumps(manifest, sort_keys=True) + "\n")
-        return self.find(key) is not None
+        manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
+        # An install writes no bytecode; a cache compiled by a check is not the template's.
+        return self._publish(key, upper, _DELTA, manifest, drop_caches)
 
     def publish(self, key: str, venv: Path, interpreter: Interpreter) -> bool:
         """Copy a case's just-installed venv aside as the template of ``key``, unless one exists.
+        True when this call made it."""
+        manifest = {"used": interpreter.used, "build": interpreter.build, "machine": interpreter.machine}
+        return self._publish(key, venv, "venv", manifest)
 
-        Under a lock, into a temporary folder renamed into place, the manifest written last: a
-        template is either whole or absent.  A copy that fails leaves no template (and no error:
-        the case that built it goes on with its own venv).  True when this call made it.
-        """
+    def _publish(
+        self,
+        key: str,
+        source: Path,
+        part: str,
+        manifest: dict[str, str],
+        tidy: Callable[[Path], object] | None = None,
+    ) -> bool:
+        """``source`` copied to ``<key>/<part>`` under a lock, into a temporary folder renamed into
+        place, the manifest written last: a template is either whole or absent.  A copy that fails
+        leaves no template (and no error: the case goes on with its own venv)."""
         folder = self.folder(key)
         folder.mkdir(parents=True, exist_ok=True)
         with exclusive_lock(folder / ".lock"):
             if self.find(key) is not None:
                 return False
-            staging = folder / f"venv.{os.getpid()}.tmp"
+            staging = folder / f"{part}.{os.getpid()}.tmp"
             shutil.rmtree(staging, ignore_errors=True)
-            target = folder / "venv"
-            shutil.rmtree(target, ignore_errors=True)
-            if not _copy_tree(venv, staging):
+            shutil.rmtree(folder / part, ignore_errors=True)
+            if not _copy_tree(source, staging):
                 return False
-            os.replace(staging, target)
-            manifest = {"used": interpreter.used, "build": interpreter.build, "machine": interpreter.machine}
+            if tidy is not None:
+                tidy(staging)
+            os.replace(staging, folder / part)
             write_atomically(folder / _MANIFEST, json.dumps(manifest, sort_keys=True) + "\n")
         return self.find(key) is not None
 
