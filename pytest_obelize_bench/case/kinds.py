@@ -251,12 +251,7 @@ def _own_installs(run: CaseRun) -> None:
 
 
 def _published(run: CaseRun, install: Callable[[], str]) -> str:
-    """``install()``, then the case's venv published as its key's template once the install ran.
-
-    Published before the check's verdict is known to matter: a version mismatch is what these
-    inputs install, and a case reusing the template must (and does) meet the same mismatch.
-    """
-    from pytest_obelize_bench._util.case_error import CaseError
+    """``install()``, then the case's venv published as its key's template once the install ran."""
     from pytest_obelize_bench.case.templates import Templates
 
     def publish() -> None:
@@ -266,6 +261,17 @@ def _published(run: CaseRun, install: Callable[[], str]) -> str:
             return
         made = Templates(Path(run.context.work_root)).publish(key, run.checkout / ".venv", run.venv())
         run.env_view = "built" if made else "installed"
+
+    return _then_published(install, publish)
+
+
+def _then_published(install: Callable[[], str], publish: Callable[[], object]) -> str:
+    """``install()``, then ``publish()`` once the install ran, whatever its check found.
+
+    Published before the check's verdict is known to matter: a version mismatch is what these
+    inputs install, and a case reusing the template must (and does) meet the same mismatch.
+    """
+    from pytest_obelize_bench._util.case_error import CaseError
 
     try:
         observed = install()
@@ -294,7 +300,6 @@ def _unwritten_template(run: CaseRun) -> Template | None:
 def _new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
     """The installed template of ``before`` and the new pin mounted over the case's view, checked
     there; without one, the install into the view, which is then published as that template."""
-    from pytest_obelize_bench._util.case_error import CaseError
     from pytest_obelize_bench.case.environment import check_installed_version
     from pytest_obelize_bench.case.templates import Templates
 
@@ -315,15 +320,10 @@ def _new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str,
             version=version,
             interpreter=run.venv().executable,
         )
-    upper = sandbox.layout.venv_upper
-    try:
-        observed = _install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
-    except CaseError as error:
-        if error.reason == "version_mismatch":  # what these inputs install: a reuse must meet it too
-            templates.publish_installed(key, base, upper)
-        raise
-    templates.publish_installed(key, base, upper)
-    return observed
+    return _then_published(
+        lambda: _install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
+        lambda: templates.publish_installed(key, base, sandbox.layout.venv_upper),
+    )
 
 
 def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
