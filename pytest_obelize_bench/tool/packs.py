@@ -67,8 +67,9 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
     if venv is not None:
         with contextlib.suppress(ValueError):
             kept = kept_answers(venv, marker).get(name)
-            if kept is not None and PackInfo.model_validate(kept).pack == pack:
-                return PackInfo.model_validate(kept)
+            found = None if kept is None else PackInfo.model_validate(kept)
+            if found is not None and found.pack == pack:
+                return found
     asked = _ask(tool, pack)
     if asked is None:
         return PackInfo(pack=pack)

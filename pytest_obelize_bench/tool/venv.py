@@ -315,10 +315,10 @@ def _resolve_requirement(spec: str, tool_root: Path, exclude_newer: str | None) 
     key = venv_key(canonical, exclude_newer)
     venv = tool_root / f"obelize-{pinned}-{key_digest(key)}"
     python, built = _ensure_venv(venv, key, [canonical], what=spec, exempt="obelize")
-    answer = kept_answers(venv, read_marker(venv)).get("probe")
+    answer = kept_answers(venv, built).get("probe")  # built: the marker the venv holds
     if not isinstance(answer, dict) or not answer.get("file"):  # asked once per venv, not per session
         answer = _probe(python, cwd=tool_root, log=tool_root / "logs" / f"{venv.name}.probe.log")
-        keep_answer(venv, read_marker(venv), "probe", answer)
+        keep_answer(venv, built, "probe", answer)
     info = _info(python, answer, source="requirement", spec=spec, exclude_newer_tool=built.get(EXEMPT_FIELD))
     try:
         if Version(info.version) != pinned:
