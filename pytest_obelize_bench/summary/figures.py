@@ -17,6 +17,7 @@ never reuses one; it draws every figure afresh.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import sys
@@ -229,10 +230,16 @@ def _folder(results_dir: Path) -> Path:
 
 def render_key(chart: Chart) -> str:
     """Everything an SVG's bytes depend on: the chart's data (its ``repr``: frozen dataclasses of
-    text, integers and floats), this module and the two it draws with, and the libraries' versions."""
+    text, integers and floats) and the drawing's own digest (``_drawing_digest``)."""
+    return hashlib.sha256(f"{_drawing_digest()}\0{chart!r}".encode()).hexdigest()
+
+
+@functools.cache
+def _drawing_digest() -> str:
+    """This module and the two it draws with, and the libraries' versions: read once a process."""
     from importlib.metadata import PackageNotFoundError, version
 
-    digest = hashlib.sha256(repr(chart).encode("utf-8"))
+    digest = hashlib.sha256()
     for module in (sys.modules[__name__], _charts, _stats):
         digest.update(Path(str(module.__file__)).read_bytes())
     for distribution in ("matplotlib", "numpy"):
