@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CLUSTERED_METHOD",
     "CONFIDENCE",
     "Z_95",
     "MinimumDetectable",
@@ -37,6 +38,7 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_series",
     "rate_of",
+    "rate_over_clusters",
     "wilson_interval",
 ]
 
@@ -63,14 +65,7 @@ def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float, float] | No
     _check_count(k, n)
     if n == 0:
         return None
-    share = k / n
-    z2 = z * z
-    scale = 1.0 + z2 / n
-    middle = (share + z2 / (2 * n)) / scale
-    spread = (z / scale) * math.sqrt(share * (1.0 - share) / n + z2 / (4 * n * n))
-    low = 0.0 if k == 0 else max(0.0, middle - spread)
-    high = 1.0 if k == n else min(1.0, middle + spread)
-    return low, high
+    return _wilson_at(k / n, n, z)
 
 
 def fisher_exact_two_sided(a: int, b: int, c: int, d: int) -> float:
@@ -122,13 +117,14 @@ def _at_least(n: int, share: float, least: int) -> float:
 
 @dataclass(frozen=True)
 class MinimumDetectable:
-    """What a paired exact test over n cases can tell apart at alpha with the given power.
+    """What a paired exact test over n cases, with any further rule, can tell apart at alpha.
 
-    ``discordant_needed`` is the fewest cases, all going one way and none the other, whose exact
-    two-sided p falls under alpha. ``cases`` is the smallest number of the n cases the candidate
-    must win (with none lost) for the test to find the difference with at least ``power``: each
-    case is taken to go the candidate's way independently with probability ``cases / n``. None
-    when no difference at this n reaches alpha.
+    ``discordant_needed`` is the fewest cases, all going one way and none the other, that decide:
+    the exact two-sided p falls under alpha, and every other requirement in ``needs`` (a margin, a
+    share of cases that must carry signal) is met. ``cases`` is the smallest number of the n cases
+    the candidate must be able to win (with none lost) for that to happen with at least ``power``:
+    each case is taken to go the candidate's way independently with probability ``cases / n``.
+    None when no difference at this n decides.
     """
 
     n: int
@@ -136,6 +132,7 @@ class MinimumDetectable:
     power: float
     discordant_needed: int | None
     cases: int | None
+    needs: tuple[tuple[str, int], ...] = ()
 
     @property
     def share(self) -> float | None:
@@ -143,11 +140,12 @@ class MinimumDetectable:
 
     def format(self) -> str:
         if self.cases is None:
-            return f"no difference over {self.n} cases can reach alpha {self.alpha:g}"
+            return f"no difference over {self.n} cases can decide at alpha {self.alpha:g}"
+        why = f" ({', '.join(f'{name} {count}' for name, count in self.needs)})" if self.needs else ""
         return (
             f"{self.cases} more of {self.n} cases ({format_percent(self.share or 0.0)}) "
             f"at alpha {self.alpha:g} and {format_percent(self.power)} power; "
-            f"at least {self.discordant_needed} cases won with none lost reach alpha"
+            f"at least {self.discordant_needed} cases won with none lost decide{why}"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -158,19 +156,31 @@ class MinimumDetectable:
             "discordant_needed": self.discordant_needed,
             "cases": self.cases,
             "share": self.share,
+            "needs": dict(self.needs),
             "model": "paired exact sign test; each case won independently, none lost",
         }
 
 
-def minimum_detectable(n: int, alpha: float, power: float) -> MinimumDetectable:
-    """The minimum detectable difference of the paired exact test over n cases (see the class)."""
+def minimum_detectable(
+    n: int, alpha: float, power: float, *, needs: Sequence[tuple[str, int]] = (), most: int | None = None
+) -> MinimumDetectable:
+    """The minimum detectable difference over n cases (see the class).
+
+    ``needs`` are further rules' counts of cases won (the sign test's own is added first);
+    ``most`` is how many cases can be won at all (those not already at the top).
+    """
     if n < 0 or not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
         raise ValueError(f"need n >= 0 and alpha, power in (0, 1), got {(n, alpha, power)}")
-    needed = next((d for d in range(1, n + 1) if mcnemar_exact(0, d) < alpha), None)
+    sign = next((d for d in range(1, n + 1) if mcnemar_exact(0, d) < alpha), None)
+    rules = (("sign test", sign if sign is not None else n + 1), *needs)
+    needed: int | None = max(count for _, count in rules)
+    if sign is None or needed is None or needed > (n if most is None else min(most, n)):
+        needed = None
     cases = None
     if needed is not None:
         cases = next(c for c in range(needed, n + 1) if _at_least(n, c / n, needed) >= power)
-    return MinimumDetectable(n=n, alpha=alpha, power=power, discordant_needed=needed, cases=cases)
+    shown = tuple(rules) if needs else ()
+    return MinimumDetectable(n=n, alpha=alpha, power=power, discordant_needed=needed, cases=cases, needs=shown)
 
 
 def pass_hat_k(c: int, n: int, k: int) -> float | None:
@@ -216,9 +226,11 @@ def format_percent(value: float) -> str:
 
 @dataclass(frozen=True)
 class Rate:
-    """k of n, with the point rate and its 95% Wilson interval; all None when n is 0.
+    """k of n, with the point rate and its 95% interval; all None when n is 0.
 
-    A rate never travels without its n and its interval, so the three are one value.
+    A rate never travels without its n and its interval, so the three are one value. A rate over
+    rows that sit inside repositories (``rate_over_clusters``) also carries how many clusters hold
+    them and the effective n its interval was computed at.
     """
 
     k: int
@@ -226,6 +238,8 @@ class Rate:
     rate: float | None
     low: float | None
     high: float | None
+    clusters: int | None = None
+    effective_n: float | None = None
 
     def format(self) -> str:
         """``25.0% [11.2%, 46.9%]``, or ``--`` when there is nothing to rate."""
@@ -233,17 +247,30 @@ class Rate:
             return "--"
         return f"{format_percent(self.rate)} [{format_percent(self.low)}, {format_percent(self.high)}]"
 
+    def counted(self, unit: str, cluster: str = "repositories") -> str:
+        """``154 of 174 rows in 13 repositories`` (the clusters only when the rate has them)."""
+        text = f"{self.k} of {self.n} {unit}"
+        return text if self.clusters is None else f"{text} in {self.clusters} {cluster}"
+
     def as_dict(self) -> dict[str, Any]:
         """The machine-readable form: the counts, the rate and how its interval was computed."""
-        return {
+        data: dict[str, Any] = {
             "k": self.k,
             "n": self.n,
             "rate": self.rate,
             "low": self.low,
             "high": self.high,
-            "method": "wilson",
+            "method": "wilson" if self.clusters is None else CLUSTERED_METHOD,
             "confidence": CONFIDENCE,
         }
+        if self.clusters is not None:
+            data["clusters"] = self.clusters
+            data["effective_n"] = self.effective_n
+        return data
+
+
+#: How a rate over clustered rows gets its interval (``rate_over_clusters``).
+CLUSTERED_METHOD = "wilson at the effective n (ratio estimator by cluster, Kish design effect)"
 
 
 def rate_of(k: int, n: int) -> Rate:
@@ -252,3 +279,44 @@ def rate_of(k: int, n: int) -> Rate:
     if interval is None:
         return Rate(k=k, n=n, rate=None, low=None, high=None)
     return Rate(k=k, n=n, rate=k / n, low=interval[0], high=interval[1])
+
+
+def _wilson_at(share: float, n: float, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson bounds of a share observed over a (possibly fractional) effective n."""
+    z2 = z * z
+    scale = 1.0 + z2 / n
+    middle = (share + z2 / (2 * n)) / scale
+    spread = (z / scale) * math.sqrt(share * (1.0 - share) / n + z2 / (4 * n * n))
+    low = 0.0 if share == 0.0 else max(0.0, middle - spread)
+    high = 1.0 if share == 1.0 else min(1.0, middle + spread)
+    return low, high
+
+
+def rate_over_clusters(groups: Sequence[tuple[int, int]]) -> Rate:
+    """sum(k) of sum(n) when the rows come in clusters (k, n), one per repository.
+
+    Rows of one repository are not independent: one rule that fails on a repository fails on all
+    its rows. A Wilson interval over rows would be far too narrow, so the rate is the ratio
+    estimator sum(k) / sum(n), its variance the between-cluster one,
+    G / (G - 1) * sum((k_i - p n_i)^2) / N^2, and the interval Wilson's at the effective n,
+    N / deff, where the design effect deff is that variance over the binomial p(1 - p) / N,
+    never below 1. When every row agrees (p is 0 or 1) no variance can be estimated and each
+    cluster counts as one observation (n_eff = G). Clusters with no row are left out.
+    """
+    kept = [(k, n) for k, n in groups if n > 0]
+    for k, n in kept:
+        _check_count(k, n)
+    k_total, n_total, clusters = sum(k for k, _ in kept), sum(n for _, n in kept), len(kept)
+    if n_total == 0:
+        return Rate(k=0, n=0, rate=None, low=None, high=None, clusters=clusters, effective_n=None)
+    share = k_total / n_total
+    if share in (0.0, 1.0) or clusters < 2:
+        effective = float(min(n_total, max(clusters, 1)))
+    else:
+        spread = sum((k - share * n) ** 2 for k, n in kept) * clusters / (clusters - 1) / n_total**2
+        binomial = share * (1.0 - share) / n_total
+        effective = n_total / max(1.0, spread / binomial)
+    low, high = _wilson_at(share, effective)
+    return Rate(
+        k=k_total, n=n_total, rate=share, low=low, high=high, clusters=clusters, effective_n=round(effective, 3)
+    )

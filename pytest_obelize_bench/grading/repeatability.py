@@ -30,7 +30,7 @@ from pytest_obelize_bench._util.stats import pass_hat_k_series
 from pytest_obelize_bench.grading.grade import landed_positions
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import TIERS, Record
-from pytest_obelize_bench.grading.tiers import control_held
+from pytest_obelize_bench.grading.tiers import control_held, tier
 
 __all__ = [
     "SUCCESS",
@@ -81,6 +81,13 @@ class AttemptFacts:
     machine: str | None = None
     #: sha256 of the patch obelize wrote (``patch.diff``); None when not recorded.
     patch_sha256: str | None = None
+    #: The rows the key asks to migrate (None when not known), for a per-case share of rows.
+    rows_total: int | None = None
+    #: A patch whose tier waits on a review: nobody answered for this patch, and an answer
+    #: (no edits, correct) would move its tier. Missing evidence, never a result.
+    review_pending: bool = False
+    #: ``llm_tokens_in`` of the record: a model's attempt belongs to another arm.
+    llm_tokens_in: int | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -129,7 +136,21 @@ def attempt_facts(record: Record, *, rows_total: int | None, artefacts: Artefact
         sandbox=p.sandbox,
         machine=None if p.machine is None and p.os is None else f"{p.os or '?'} {p.machine or '?'}",
         patch_sha256=p.patch_sha256,
+        rows_total=rows_total,
+        review_pending=review_pending(record),
+        llm_tokens_in=m.llm_tokens_in,
     )
+
+
+def review_pending(record: Record) -> bool:
+    """Whether the record's tier waits on a review of its patch (see ``AttemptFacts``)."""
+    m = record.measurements
+    if record.error is not None or m.patch_applied is not True:
+        return False
+    if m.human_edits is not None and m.patch_correct is not None:
+        return False
+    answered = m.model_copy(update={"human_edits": 0, "patch_correct": True})
+    return tier(None, answered) != record.tier
 
 
 @dataclass(frozen=True)

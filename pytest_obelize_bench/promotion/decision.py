@@ -4,13 +4,17 @@
 rule it checked as a ``Reason`` (``reasons.RULES`` says why each exists). The checks, in order:
 
 1. **registered and comparable evidence** (``evidence_rules``; the policy's sha256 each run
-   recorded at its start): anything missing or differing is ``insufficient_evidence``;
-2. **controls veto** (``quality_rules``): a broken control or a new false positive, forbidden
-   report or false-positive edit is ``reject`` whatever the rate;
-3. **gating**: no case with quality signal, or too small a share, is ``insufficient_evidence``;
-4. **per case**: a lower resolution rate, a missed quality floor or a runtime beyond its cap is
-   ``reject``;
-5. **the verdict** (``verdict``): a resolution margin told apart by the paired test over cases
+   recorded at its start; clean trees, no rerun tool error, no model, a candidate that is not
+   the incumbent): anything missing or differing is ``insufficient_evidence``;
+2. **vetoes** (``quality_rules``): a case turned ``wrong`` or a tool error, a broken control, a
+   new false positive, forbidden report or false-positive edit is ``reject`` whatever the metric;
+3. **missing evidence**: an unreviewed patch whose review would move its tier, an unknown
+   runtime, a case with no score is ``insufficient_evidence``, naming each;
+4. **gating**: no case with quality signal under the metric, or too small a share, is
+   ``insufficient_evidence``;
+5. **per case**: a lower score, a missed quality floor, fewer rows or a runtime beyond its cap
+   is ``reject``;
+6. **the verdict** (``verdict``): a resolution margin told apart by the paired test over cases
    promotes; at equal quality rows migrated, then the median runtime improvement decide.
 
 The case is the unit throughout (``case_view``): attempts are shown beside, never counted as
@@ -26,9 +30,10 @@ from datetime import datetime
 from typing import Any
 
 from pytest_obelize_bench.promotion.case_view import PairedCase, SideFigures, pair_cases, side_figures
-from pytest_obelize_bench.promotion.evidence_rules import comparability, completeness
+from pytest_obelize_bench.promotion.evidence_rules import comparability, completeness, same_measurement
+from pytest_obelize_bench.promotion.metrics import METRICS
 from pytest_obelize_bench.promotion.policy import Policy, PolicyError, load_policy
-from pytest_obelize_bench.promotion.quality_rules import case_rules, controls_veto, gating
+from pytest_obelize_bench.promotion.quality_rules import case_rules, gating, missing_evidence, vetoes
 from pytest_obelize_bench.promotion.reasons import RULES, Outcome, Reason, reason
 from pytest_obelize_bench.promotion.verdict import paired_summary, verdict
 from pytest_obelize_bench.records.evidence import RunEvidence
@@ -46,7 +51,7 @@ __all__ = [
     "registration",
 ]
 
-DECISION_SCHEMA_VERSION = 2
+DECISION_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -134,15 +139,17 @@ def decide(
     evidence.extend(comparability(policy, incumbent, candidate, now, keys_sha256))
     if policy_sha256 is not None:
         evidence.extend(registration(policy_sha256, (incumbent, candidate))[0])
-    paired_cases = pair_cases(incumbent.attempts, candidate.attempts)
+    evidence.extend(same_measurement(incumbent, candidate))
+    paired_cases = pair_cases(incumbent.attempts, candidate.attempts, METRICS[policy.metric])
     graded = [c for c in paired_cases if not c.control]
-    inc = side_figures(incumbent.label, [c.incumbent for c in graded])
-    cand = side_figures(candidate.label, [c.candidate for c in graded])
+    inc = side_figures(incumbent.label, [c.incumbent for c in graded], policy.metric)
+    cand = side_figures(candidate.label, [c.candidate for c in graded], policy.metric)
     paired = paired_summary(policy, graded, inc, cand)
     reasons: list[Reason] = list(evidence)
     outcome: Outcome | None = None if all(r.holds for r in evidence) else "insufficient_evidence"
     stages: tuple[tuple[Callable[[], list[Reason]], Outcome], ...] = (
-        (lambda: controls_veto(paired_cases), "reject"),
+        (lambda: vetoes(paired_cases), "reject"),
+        (lambda: missing_evidence(paired_cases, incumbent, candidate), "insufficient_evidence"),
         (lambda: gating(policy, graded), "insufficient_evidence"),
         (lambda: case_rules(policy, graded), "reject"),
     )
@@ -154,7 +161,7 @@ def decide(
         if not all(r.holds for r in checked):
             outcome = fails_to
     if outcome is None:
-        outcome, decided = verdict(policy, graded, inc, cand, paired)
+        outcome, decided = verdict(policy, graded, inc, cand)
         reasons.extend(decided)
     return Decision(
         candidate=candidate.label,

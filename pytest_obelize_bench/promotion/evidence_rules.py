@@ -12,15 +12,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
-from pytest_obelize_bench.grading.repeatability import AttemptFacts
-from pytest_obelize_bench.promotion.case_view import by_case
+from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE
+from pytest_obelize_bench.promotion.case_view import by_case, is_infrastructure
 from pytest_obelize_bench.promotion.policy import Policy
 from pytest_obelize_bench.promotion.reasons import Reason, reason
 from pytest_obelize_bench.records.evidence import RunEvidence
 from pytest_obelize_bench.records.manifest import INTERRUPTED
 
-__all__ = ["ENVIRONMENT_FIELDS", "comparability", "completeness", "is_infrastructure"]
+__all__ = ["ENVIRONMENT_FIELDS", "comparability", "completeness", "same_measurement"]
 
 
 def _shown(items: list[str], most: int = 5) -> str:
@@ -43,13 +42,6 @@ def _evidence_time(run: RunEvidence) -> datetime | None:
         return ended
     times = [t for a in run.attempts if (t := _parse_time(a.run_at)) is not None]
     return max(times) if times else None
-
-
-def is_infrastructure(attempt: AttemptFacts) -> bool:
-    """The machine's failure, not the tool's, by the rule every other figure uses."""
-    if attempt.error_reason is None:
-        return False
-    return error_class(attempt.error_reason, attempt.error_step or "") == INFRASTRUCTURE
 
 
 def completeness(run: RunEvidence) -> list[Reason]:
@@ -274,4 +266,78 @@ def comparability(
                     f"{run.label}: {holdout} holdout cases; the policy requires the holdout",
                 )
             )
+    return reasons
+
+
+def _tree_states(run: RunEvidence) -> list[str]:
+    """What of a run's code is not a commit: a dirty or unknown harness tree, a dirty tool checkout."""
+    manifest = run.manifest
+    if manifest is None:
+        return []
+    problems = []
+    if manifest.harness.tree_dirty is not False:
+        state = "dirty" if manifest.harness.tree_dirty else "not recorded"
+        problems.append(f"{run.label}: the harness tree is {state}")
+    tool = manifest.tool
+    if tool is not None and tool.source == "checkout" and tool.tree_dirty is not False:
+        state = "dirty" if tool.tree_dirty else "not recorded"
+        problems.append(f"{run.label}: the tool checkout's tree is {state}")
+    return problems
+
+
+def _reruns(run: RunEvidence) -> tuple[list[str], list[str]]:
+    """The attempts a rerun replaced: tool errors (which a rerun may not hide) and the others."""
+    tool: list[str] = []
+    other: list[str] = []
+    for rerun in [] if run.manifest is None else run.manifest.reruns:
+        for replaced in rerun.replaced:
+            what = f"{replaced.case} ({replaced.reason or replaced.tier}, {rerun.kind} at {rerun.at})"
+            (other if replaced.error_class == INFRASTRUCTURE else tool).append(what)
+    return tool, other
+
+
+def _tool_key(run: RunEvidence) -> tuple[str | None, str | None, str | None]:
+    identity = run.identity()
+    return identity["tool_version"], identity["tool_commit"], identity["pack_sha256"]
+
+
+def same_measurement(incumbent: RunEvidence, candidate: RunEvidence) -> list[Reason]:
+    """What makes a comparison meaningless or unfair, whatever the figures say.
+
+    Code that is not a commit cannot be named; a rerun that replaced a tool error chose which
+    measurement to keep; a model's edits belong to another arm (the protocol's headline measures
+    the rules alone); and a candidate that is the incumbent (same version, commit and pack
+    digest) has nothing to be compared with.
+    """
+    reasons = []
+    for run in (incumbent, candidate):
+        trees = _tree_states(run)
+        reasons.append(
+            reason("clean_trees", f"{run.label}: uncommitted code", len(trees), 0, not trees,
+                   "; ".join(trees) if trees else f"{run.label}: the harness and tool trees are commits"),
+        )  # fmt: skip
+        tool_reruns, infra_reruns = _reruns(run)
+        reasons.append(
+            reason("no_rerun_tool_errors", f"{run.label}: tool errors a rerun replaced", len(tool_reruns), 0,
+                   not tool_reruns,
+                   f"{run.label}: {len(tool_reruns)} tool errors replaced by a rerun"
+                   + (f": {_shown(tool_reruns)}" if tool_reruns else "")
+                   + (f"; {len(infra_reruns)} infrastructure errors rerun: {_shown(infra_reruns)}" if infra_reruns
+                      else "; no infrastructure error was rerun")),
+        )  # fmt: skip
+        used = sorted({a.case for a in run.attempts if (a.llm_tokens_in or 0) > 0})
+        reasons.append(
+            reason("no_model", f"{run.label}: cases whose tool used a model", len(used), 0, not used,
+                   f"{run.label}: {len(used)} cases used a model (llm_tokens_in > 0)"
+                   + (f": {_shown(used)}; a model's edits are another arm" if used else "")),
+        )  # fmt: skip
+    same = _tool_key(incumbent) == _tool_key(candidate) and _tool_key(candidate)[0] is not None
+    version, commit, pack = _tool_key(candidate)
+    reasons.append(
+        reason("distinct_candidate", "tool version, commit and pack sha256 of both runs", same, False, not same,
+               f"the candidate is the incumbent's tool (version {version}, commit {commit}, pack sha256 "
+               f"{(pack or 'null')[:16]}): two runs of one tool measure the harness, not a change"
+               if same else f"the candidate's tool (version {version}, pack sha256 {(pack or 'null')[:16]}) "
+               "differs from the incumbent's"),
+    )  # fmt: skip
     return reasons

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_obelize_bench.promotion.metrics import MetricName
+
 if TYPE_CHECKING:
     from pytest_obelize_bench.casefile.schema import Case
 
@@ -56,8 +58,9 @@ class RowsRule(_Strict):
 
 
 class Policy(_Strict):
-    schema_version: Literal[2] = 2
-    metric: Literal["verified_success"] = "verified_success"
+    schema_version: Literal[2, 3] = 3
+    #: The primary metric every per-case rule reads (``metrics.py``).
+    metric: MetricName = "verified_success"
     secondary: Literal["rows_migrated"] = "rows_migrated"
     cost: Literal["runtime_seconds"] = "runtime_seconds"
     min_runs: int = Field(default=1, ge=1)

@@ -1,133 +1,121 @@
-"""What decides once no rule has vetoed: the resolution margin, then rows, then runtime. Pure.
+"""What decides once no rule has vetoed: the margin, then rows, then runtime. Pure.
 
-* **The paired test runs over cases**: an exact two-sided sign test on the per-case differences
-  in resolution rate (cases the candidate resolves more often against cases it resolves less
-  often; ties drop out). When every case's attempts agree, as a deterministic tool's do, this is
-  exactly McNemar's test on the cases whose outcome differs. With several attempts that
-  disagree it still counts each case once, without choosing a threshold to make k of m binary.
-* **Quality.** A candidate whose resolution (the sum of its per-case rates, in cases) beats the
-  incumbent's by at least ``resolution_margin`` promotes only when the difference is
-  distinguishable: at least ``min_n`` cases, 95% Wilson intervals of cases resolved on every
-  attempt that do not overlap, and the sign test's p under ``alpha``. Otherwise nothing can be
-  told apart: ``insufficient_evidence``.
+* **Told apart** means one thing everywhere (``_util/told_apart``): the exact two-sided sign
+  test over cases on the per-case scores of the policy's metric, at the policy's ``alpha`` and
+  ``min_n``. When every case's attempts agree, as a deterministic tool's do, and the metric is
+  ``verified_success``, this is McNemar's exact test on the cases whose outcome differs. The
+  decision shows the mean per-case difference with its interval.
+* **Quality.** A candidate whose resolution (the sum of its per-case scores, in cases) beats the
+  incumbent's by at least ``resolution_margin`` promotes only when the two are told apart;
+  otherwise ``insufficient_evidence``.
 * **Rows migrated**, at equal quality only, with their own noise rule: a rise of at least
-  ``rows.min_margin`` rows, no case losing rows (beyond ``rows.max_case_regressions``), and a
-  sign test over the cases whose rows changed under ``alpha``. One more row never promotes.
+  ``rows.min_margin`` rows, told apart over the cases by the same test. One more row never
+  promotes. (A case that loses rows is a per-case regression, checked before.)
 * **Runtime**, last: the median over gated cases of each case's improvement (its median
   runtime over attempts) must reach ``efficiency.min_median_improvement_pct``.
+
+The minimum detectable difference is the one the whole rule set needs: the fewest cases won,
+none lost, that pass the sign test, the margin and the gated share together, given the
+incumbent as observed.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from pytest_obelize_bench._util.stats import intervals_overlap, mcnemar_exact, minimum_detectable
+from pytest_obelize_bench._util.stats import MinimumDetectable, minimum_detectable
+from pytest_obelize_bench._util.told_apart import Apart, told_apart
 from pytest_obelize_bench.promotion.case_view import PairedCase, SideFigures
 from pytest_obelize_bench.promotion.policy import Policy
 from pytest_obelize_bench.promotion.reasons import Outcome, Reason, reason
 
-__all__ = ["PAIRED_TEST", "paired_summary", "verdict"]
+__all__ = ["paired_summary", "rule_set_detectable", "verdict"]
 
-PAIRED_TEST = "exact two-sided sign test on per-case resolution-rate differences (McNemar on cases)"
+
+def _apart(policy: Policy, graded: Sequence[PairedCase]) -> Apart:
+    return told_apart(
+        [float(c.incumbent.rate) for c in graded],
+        [float(c.candidate.rate) for c in graded],
+        alpha=policy.alpha,
+        min_n=policy.min_n,
+    )
+
+
+def rule_set_detectable(policy: Policy, graded: Sequence[PairedCase]) -> MinimumDetectable:
+    """The fewest cases the candidate must win outright (none lost) for every rule to decide.
+
+    A case won goes from the incumbent's score to the top: it counts one towards the margin, and
+    one towards the gated share when the incumbent did not already carry signal there.
+    """
+    n = len(graded)
+    gated_now = sum(c.incumbent.best > c.floor for c in graded)
+    room = sum(c.incumbent.rate < 1 for c in graded)
+    needs = [("resolution margin", math.ceil(policy.resolution_margin))]
+    needs.append(("gated share", max(0, math.ceil(policy.min_gated_share * n) - gated_now)))
+    if n < policy.min_n:
+        needs.append(("min_n", n + 1))
+    return minimum_detectable(n, policy.alpha, policy.power, needs=needs, most=room)
 
 
 def paired_summary(policy: Policy, graded: Sequence[PairedCase], inc: SideFigures, cand: SideFigures) -> dict[str, Any]:
     """The paired test over cases, its verdict at the policy's alpha and what this n can detect."""
-    lower = sum(c.candidate.rate < c.incumbent.rate for c in graded)
-    higher = sum(c.candidate.rate > c.incumbent.rate for c in graded)
-    p = mcnemar_exact(lower, higher)
-    apart = not _overlap(inc, cand)
-    enough = min(inc.cases, cand.cases) >= policy.min_n
-    why = [
-        text
-        for holds, text in (
-            (enough, f"{min(inc.cases, cand.cases)} cases < min_n {policy.min_n}"),
-            (apart, "the 95% intervals overlap"),
-            (p < policy.alpha, f"p = {p:.4f} >= alpha {policy.alpha:g}"),
-        )
-        if not holds
-    ]
-    detectable = minimum_detectable(len(graded), policy.alpha, policy.power)
+    apart = _apart(policy, graded)
+    detectable = rule_set_detectable(policy, graded)
     return {
-        "unit": "case",
-        "test": PAIRED_TEST,
-        "cases": len(graded),
+        **apart.as_dict(),
+        "metric": policy.metric,
         "attempts_per_case": sorted({c.incumbent.attempts for c in graded} | {c.candidate.attempts for c in graded}),
-        "incumbent_higher": lower,
-        "candidate_higher": higher,
-        "same": len(graded) - lower - higher,
-        "p": p,
-        "alpha": policy.alpha,
-        "distinguishable": not why,
-        "verdict": (
-            f"distinguishable at alpha {policy.alpha:g}"
-            if not why
-            else f"not distinguishable at alpha {policy.alpha:g}: " + "; ".join(why)
-        ),
+        "incumbent_higher": apart.first_higher,
+        "candidate_higher": apart.second_higher,
+        "distinguishable": apart.told_apart,
+        "difference_text": apart.difference_text(),
         "minimum_detectable": detectable.as_dict(),
         "minimum_detectable_text": detectable.format(),
     }
 
 
-def _overlap(inc: SideFigures, cand: SideFigures) -> bool:
-    a, b = inc.cases_resolved, cand.cases_resolved
-    if a.low is None or a.high is None or b.low is None or b.high is None:
-        return True
-    return intervals_overlap((a.low, a.high), (b.low, b.high))
-
-
-def _distinguishable(
-    policy: Policy, inc: SideFigures, cand: SideFigures, paired: dict[str, Any]
-) -> tuple[Outcome, list[Reason]]:
-    fewest = min(inc.cases, cand.cases)
-    overlap = _overlap(inc, cand)
-    p = paired["p"]
+def _told_apart(policy: Policy, apart: Apart, inc: SideFigures, cand: SideFigures) -> tuple[Outcome, list[Reason]]:
     reasons = [
-        reason("min_n", "cases on the smaller side", fewest, policy.min_n, fewest >= policy.min_n,
+        reason("min_n", "cases paired", apart.cases, policy.min_n, apart.enough,
                f"{inc.cases} and {cand.cases} graded cases; min_n is {policy.min_n} cases"),
-        reason("intervals_apart", "95% Wilson intervals of cases resolved on every attempt overlap", overlap, False,
-               not overlap, f"cases resolved {inc.cases_resolved.k}/{inc.cases} {inc.rate.format()} and "
-               f"{cand.cases_resolved.k}/{cand.cases} {cand.rate.format()}: {'overlap' if overlap else 'apart'}"),
-        reason("alpha", "paired exact sign test p over cases", p, policy.alpha, p < policy.alpha,
-               f"sign test over {paired['cases']} cases: {paired['candidate_higher']} resolved more often by the "
-               f"candidate, {paired['incumbent_higher']} by the incumbent; p = {p:.4f}, alpha is {policy.alpha:g}"),
+        reason("alpha", "paired exact sign test p over cases", apart.p, policy.alpha, apart.p < policy.alpha,
+               f"sign test over {apart.cases} cases on {policy.metric}: {apart.second_higher} score higher under "
+               f"the candidate, {apart.first_higher} under the incumbent; p = {apart.p:.4f}, alpha is "
+               f"{policy.alpha:g}; mean per-case difference {apart.difference_text()}"),
     ]  # fmt: skip
-    return ("promote" if all(r.holds for r in reasons) else "insufficient_evidence"), reasons
+    return ("promote" if apart.told_apart else "insufficient_evidence"), reasons
 
 
 def _rows(policy: Policy, graded: Sequence[PairedCase]) -> tuple[Outcome | None, list[Reason]]:
     """Rows decide only with a real rise from several cases; None when they do not decide."""
-    changes = [(c.case, c.rows_change) for c in graded]
-    if any(change is None for _, change in changes):
+    changes = [c.rows_change for c in graded]
+    if any(change is None for change in changes):
         return None, []
-    total = sum(change or 0.0 for _, change in changes)
-    fewer = [f"{case} ({change:+g})" for case, change in changes if (change or 0) < 0]
-    more = [case for case, change in changes if (change or 0) > 0]
-    regress = reason(
-        "rows_case_regression", "cases with fewer rows migrated", len(fewer), policy.rows.max_case_regressions,
-        len(fewer) <= policy.rows.max_case_regressions,
-        f"{len(fewer)} cases migrate fewer rows under the candidate" + (f": {', '.join(fewer[:5])}" if fewer else ""),
-    )  # fmt: skip
-    if not regress.holds:
-        return "reject", [regress]
+    total = sum(change or 0.0 for change in changes)
     if total <= 0:
-        return None, [regress]
-    p = mcnemar_exact(len(fewer), len(more))
+        return None, []
+    apart = told_apart(
+        [c.incumbent.rows or 0.0 for c in graded],
+        [c.candidate.rows or 0.0 for c in graded],
+        alpha=policy.alpha,
+        min_n=policy.min_n,
+    )
     reasons = [
-        regress,
         reason("rows_margin", "rows migrated change (sum of per-case means)", total, policy.rows.min_margin,
                total >= policy.rows.min_margin, f"rows migrated {total:+g}; at least {policy.rows.min_margin:g}"),
-        reason("rows_alpha", "sign test p over cases whose rows changed", p, policy.alpha, p < policy.alpha,
-               f"{len(more)} cases gain rows, {len(fewer)} lose; p = {p:.4f}, alpha is {policy.alpha:g}"),
+        reason("rows_alpha", "sign test p over cases whose rows changed", apart.p, policy.alpha, apart.told_apart,
+               f"{apart.second_higher} cases gain rows, {apart.first_higher} lose; {apart.verdict()}"),
     ]  # fmt: skip
     return ("promote" if all(r.holds for r in reasons) else None), reasons
 
 
 def _efficiency(policy: Policy, graded: Sequence[PairedCase]) -> tuple[Outcome, list[Reason]]:
-    improvements = [i for c in graded if c.gated and (i := c.improvement_pct) is not None]
+    gated = [c for c in graded if c.gated]
+    improvements = [i for c in gated if (i := c.improvement_pct) is not None]
     wanted = policy.efficiency.min_median_improvement_pct
     if not improvements:
         return "insufficient_evidence", [
@@ -138,20 +126,24 @@ def _efficiency(policy: Policy, graded: Sequence[PairedCase]) -> tuple[Outcome, 
     holds = median >= wanted
     return ("promote" if holds else "reject"), [
         reason("efficiency", "median per-case runtime improvement (%)", median, wanted, holds,
-               f"median runtime improvement over {len(improvements)} gated cases is {median:.1f}%; "
+               f"median runtime improvement over {len(improvements)} of {len(gated)} gated cases (those with a "
+               f"runtime on both sides) is {median:.1f}%; "
                f"at least {wanted:g}% required"),
     ]  # fmt: skip
 
 
 def verdict(
-    policy: Policy, graded: Sequence[PairedCase], inc: SideFigures, cand: SideFigures, paired: dict[str, Any]
+    policy: Policy, graded: Sequence[PairedCase], inc: SideFigures, cand: SideFigures
 ) -> tuple[Outcome, list[Reason]]:
-    """Quality by margin and a paired test; at equal quality rows, then runtime (see the docstring)."""
+    """Quality by margin and the paired test; at equal quality rows, then runtime (see the docstring)."""
     margin = cand.resolution - inc.resolution
     wanted = Fraction(policy.resolution_margin).limit_denominator(10**6)
-    text = f"resolution {float(inc.resolution):g} -> {float(cand.resolution):g} cases ({float(margin):+g})"
+    text = (
+        f"{policy.metric}: resolution {float(inc.resolution):.4g} -> {float(cand.resolution):.4g} cases "
+        f"({float(margin):+.4g})"
+    )
     if margin >= wanted:
-        outcome, reasons = _distinguishable(policy, inc, cand, paired)
+        outcome, reasons = _told_apart(policy, _apart(policy, graded), inc, cand)
         head = reason("resolution_margin", "resolution change (cases)", float(margin), policy.resolution_margin, True,
                       f"{text}; at least {policy.resolution_margin:g} required")  # fmt: skip
         return outcome, [head, *reasons]

@@ -77,6 +77,15 @@ class RunEvidence:
     def tool_version(self) -> str | None:
         return None if self.manifest is None else self.manifest.tool_field("version")
 
+    @property
+    def pack_sha256(self) -> str | None:
+        """The sha256 of the pack the run used; several packs' digests joined by commas, by pack."""
+        packs = {} if self.manifest is None else self.manifest.packs
+        digests = [info.pack_sha256 for _, info in sorted(packs.items())]
+        if not digests or any(d is None for d in digests):
+            return None
+        return ",".join(d for d in digests if d is not None)
+
     def identity(self) -> dict[str, Any]:
         """How a decision document names this run."""
         manifest = self.manifest
@@ -86,7 +95,7 @@ class RunEvidence:
             "run_id": self.run_id,
             "tool_version": self.tool_version,
             "tool_commit": None if manifest is None else manifest.tool_field("commit"),
-            "pack_sha256": None if manifest is None else manifest.tool_field("pack_sha256"),
+            "pack_sha256": None if manifest is None else self.pack_sha256,
             "started_at": None if manifest is None else manifest.started_at,
             "ended_at": None if manifest is None else manifest.ended_at,
         }

@@ -30,6 +30,10 @@ from tests.helpers.runs import PINS, RECENT, split_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_POLICY = (ROOT / "cases" / "promotion.yaml").read_bytes()
+#: The shipped policy with verified_success as its metric: the protocol's target, for the rules'
+#: own tests (every other threshold is the shipped one).
+VERIFIED_POLICY = SHIPPED_POLICY.replace(b"\nmetric: rows_migrated_share\n", b"\nmetric: verified_success\n")
+assert VERIFIED_POLICY != SHIPPED_POLICY
 N = 20
 CONTROL = "ctrl__migrated"
 ROWS = 3
@@ -146,7 +150,8 @@ def write_run(
 ) -> Path:
     """A run of every case ``repeat`` times: ``outcomes[i]`` is case i's letters (one for all attempts).
 
-    ``review`` writes a review answer (no edits, correct) for every patch a ``v`` attempt wrote.
+    ``review`` writes a review answer (no edits, correct) for every patch a ``v`` or ``p`` attempt
+    wrote.
     """
     folder = project / "results" / "round-2" / "runs" / run_id
     folder.mkdir(parents=True)
@@ -160,7 +165,7 @@ def write_run(
             record = _record(
                 case_id(i), letter, attempt, control=False, patch=version, runtime=seconds, **(extra or {}).get(i, {})
             )
-            if letter == "v":
+            if letter in "vp":
                 reviewed.append(case_id(i))
             _write(folder, record)
     for attempt in range(1, repeat + 1):

@@ -86,6 +86,7 @@ def manifest(cases: Iterable[str], **overrides: Any) -> RunManifest:
         "started_at": "2026-12-01T09:00:00Z",
         "ended_at": RECENT,
         "tool": {"version": "0.8.0"},
+        "harness": {"version": "0.1.0", "commit": "c0ffee", "tree_dirty": False},
     }
     data.update(overrides)
     return RunManifest.model_validate(data)

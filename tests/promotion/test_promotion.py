@@ -109,7 +109,7 @@ def test_a_flaky_case_counts_once_with_its_rate() -> None:
 
 def test_every_reason_a_decision_gives_is_a_rule_with_its_why() -> None:
     incumbent = runs.run_with("old", set(range(10)), k=2)
-    candidate = runs.run_with("new", set(range(20)), k=2)
+    candidate = runs.run_with("new", set(range(20)), k=2, tool={"version": "0.9.0"})
     decision = decide(Policy(), incumbent, candidate, now=NOW)
     assert decision.outcome == "promote", [r.text for r in decision.reasons if not r.holds]
     assert all(r.rule in RULES and RULES[r.rule].why for r in decision.reasons)
