@@ -108,26 +108,36 @@ def _table(decisions: Sequence[Decision], front: Sequence[str]) -> list[str]:
     def cases(f: SideFigures) -> str:
         return f"{f.cases_resolved.k}/{f.cases} cases {f.rate.format()} ({f.attempts_resolved}/{f.attempts} attempts)"
 
+    def score(f: SideFigures) -> str:
+        return f"{float(f.resolution):.4g} of {f.cases}"
+
     lines = []
     if decisions:
         inc = decisions[0].incumbent_figures
         lines.append(
-            f"incumbent  {inc.label}: verified_success {cases(inc)}, rows {rows(inc.rows_migrated)}, "
-            f"runtime {cost(inc.runtime_median)}"
+            f"incumbent  {inc.label}: {inc.metric} {score(inc)} cases; verified_success {cases(inc)}, "
+            f"rows {rows(inc.rows_migrated)}, runtime {cost(inc.runtime_median)}"
         )
-    header = f"{'candidate':<28} {'decision':<22} {'verified_success':<54} {'rows':>6} {'runtime':>9}  failed rules"
+    metric = decisions[0].incumbent_figures.metric if decisions else "metric"
+    header = (
+        f"{'candidate':<28} {'decision':<22} {metric:>20} {'verified_success':<54} {'rows':>6} {'runtime':>9}"
+        "  failed rules"
+    )
     lines.append(header)
     for d in decisions:
         c = d.candidate_figures
         failed = ", ".join(dict.fromkeys(r.rule for r in d.failed)) or "--"
         lines.append(
-            f"{d.candidate:<28} {d.outcome:<22} {cases(c):<54} "
+            f"{d.candidate:<28} {d.outcome:<22} {score(c):>20} {cases(c):<54} "
             f"{rows(c.rows_migrated):>6} {cost(c.runtime_median):>9}  {failed}"
         )
     for d in decisions:
         for r in d.failed:
             lines.append(f"  {d.candidate}: {r.rule}: {r.text}")
-        lines.append(f"  {d.candidate}: {d.paired['verdict']} ({d.paired['test']}, p = {d.paired['p']:.4f})")
+        lines.append(
+            f"  {d.candidate}: paired test by case on {d.paired['metric']}: {d.paired['verdict']} "
+            f"(p = {d.paired['p']:.4f}; mean per-case difference {d.paired['difference_text']})"
+        )
         lines.append(f"  {d.candidate}: minimum detectable difference: {d.paired['minimum_detectable_text']}")
     lines.append("pareto front (resolution, rows up; runtime down): " + (", ".join(front) or "--"))
     return lines

@@ -27,12 +27,9 @@ from pytest_obelize_bench.records.evidence import RunEvidence
 __all__ = ["case_rules", "gating", "missing_evidence", "vetoes"]
 
 
-def _shown(items: Sequence[str], most: int = 5) -> str:
-    return ", ".join(items[:most]) + (" ..." if len(items) > most else "")
-
-
 def _rule(rule: str, figure: str, hits: Sequence[str], limit: int, text: str) -> Reason:
-    return reason(rule, figure, len(hits), limit, len(hits) <= limit, text + (f": {_shown(hits)}" if hits else ""))
+    """A rule over cases: every case it names is listed, so each can be looked up."""
+    return reason(rule, figure, len(hits), limit, len(hits) <= limit, text + (f": {', '.join(hits)}" if hits else ""))
 
 
 def _added(pick: Callable[[CaseSide], int | None]) -> Callable[[PairedCase], str | None]:
@@ -137,7 +134,7 @@ def gating(policy: Policy, graded: Sequence[PairedCase]) -> list[Reason]:
             bool(gated),
             f"{len(gated)} of {len(graded)} cases are gated under {policy.metric}"
             + ("" if gated else ": no case supplied quality signal (neither side rose above the floor anywhere)")
-            + (f"; not gated: {_shown(ungated)}" if ungated else ""),
+            + (f"; not gated: {', '.join(ungated)}" if ungated else ""),
         )
     ]
     if gated:

@@ -7,7 +7,8 @@ the tiers itself, so the ``tier`` written in a file is never what decides.
 
 A case's outcome on an attempt is one letter: ``v`` verified (nothing unmigrated; verified once
 its patch is reviewed), ``p`` partial (one of its three rows unmigrated), ``u`` unsupported
-(nothing written), ``t`` a tool error, ``i`` an infrastructure error.
+(nothing written), ``w`` wrong (every row edited, but the patch does not compile), ``t`` a tool
+error, ``i`` an infrastructure error.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def _record(case: str, letter: str, attempt: int, *, control: bool, patch: str, 
         error = ErrorInfo(step="fix", reason="obelize_failed", detail="exit 2")
     elif letter == "i":
         error = ErrorInfo(step="install", reason="install_failed", detail="no network")
-    applied = letter in "vp" and not control
+    applied = letter in "vpw" and not control
     values: dict[str, Any] = {
         "detected": 0 if control else ROWS,
         "false_positive": 0,
@@ -95,7 +96,7 @@ def _record(case: str, letter: str, attempt: int, *, control: bool, patch: str, 
         "forbidden_reported": 0,
         "manifest_reported": 0,
         "patch_applied": applied,
-        "patch_compiles": True if applied else None,
+        "patch_compiles": (letter != "w") if applied else None,
         "unmigrated": 0 if control else {"v": 0, "p": 1, "u": ROWS}.get(letter, 0),
         "false_positive_edit": 0,
         "runtime_seconds": runtime,
