@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from pytest_obelize_bench._util.charts import PointChart, figures_section
 from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+from pytest_obelize_bench.casefile.promotion_policy import policy_beside
 from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore, RoundFacts, assemble
 from pytest_obelize_bench.measure.comparison_chart import comparison_chart
@@ -104,8 +105,9 @@ def comparison_charts(results_dir: Path, case_file_path: Path) -> list[PointChar
 def comparison_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
     """Every published comparison's block, by block name, its figure linked at its end."""
     blocks: dict[str, str] = {}
+    policy = policy_beside(case_file_path)
     for n, score in _scored(results_dir, case_file_path).items():
-        block = render_comparison_block(score)
+        block = render_comparison_block(score, policy)
         section = figures_section([comparison_chart(n, score.scores)])
         blocks[block_name(n)] = block.rstrip("\n") + "\n" + "\n".join(section) + "\n"
     return blocks

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pytest_obelize_bench._util.markdown import table
+from pytest_obelize_bench._util.told_apart import TEST_NAME, told_apart
+from pytest_obelize_bench.casefile.promotion_policy import Policy
 from pytest_obelize_bench.grading.record import TIERS
 from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore
 from pytest_obelize_bench.measure.comparison_record import OBELIZE
-from pytest_obelize_bench.measure.comparison_score import ArmCase
+from pytest_obelize_bench.measure.comparison_score import ArmCase, case_accuracy
 
 
 def block_name(n: int) -> str:
@@ -62,7 +64,7 @@ def _side_by_side(score: ComparisonScore) -> list[str]:
                 t.key_rows,
                 t.cleared,
                 t.added,
-                f"{t.accuracy.k} of {t.accuracy.n}: {t.accuracy.format()}",
+                f"{t.accuracy.counted('rows', 'repositories')}: {t.accuracy.format()}",
                 t.corrections,
                 _seconds(t.runtime_total),
                 _seconds(t.runtime_median),
@@ -86,11 +88,32 @@ def _side_by_side(score: ComparisonScore) -> list[str]:
         "",
         *table(header, ["---", *["---:"] * (len(header) - 1)], rows),
         "",
-        "Accuracy is key rows cleared over key rows plus legacy usage the arm added (n is rows, with its 95% "
-        "Wilson interval); corrections are key rows still legacy plus edits the review rejected. Runtime is one "
+        "Accuracy is key rows cleared over key rows plus legacy usage the arm added. Its n is rows, but rows sit "
+        "in repositories (one case each) and a rule that fails on a repository fails on its rows together, so "
+        "its 95% interval is by repository: Wilson's at the effective n of the ratio estimator (Kish design "
+        "effect), not Wilson's over rows, which would be about half as wide. Corrections are key rows still "
+        "legacy plus edits the review rejected. Runtime is one "
         "pass: obelize's `runtime_seconds`, the agent's two stamps; neither includes fetching, venvs or suites. "
         "`ceiling open` counts the cases no key-level cap holds below `verified_success` for that arm: no test "
         "command caps any arm, a manual or flagged row caps only the rules.",
+    ]
+
+
+def _paired(score: ComparisonScore, policy: Policy) -> list[str]:
+    """The arms told apart by case, on each case's accuracy: the one test every comparison uses."""
+    agent, ours = score.scores[score.agent], score.scores[OBELIZE]
+    apart = told_apart(
+        [case_accuracy(one) for one in ours], [case_accuracy(one) for one in agent],
+        alpha=policy.alpha, min_n=policy.min_n,
+    )  # fmt: skip
+    return [
+        "#### Told apart, by case",
+        "",
+        f"Each case's accuracy under both arms, paired: `{score.agent}` higher on {apart.second_higher} cases, "
+        f"obelize higher on {apart.first_higher}, the same on {apart.same} (n = {apart.cases} cases). "
+        f"{TEST_NAME[0].upper()}{TEST_NAME[1:]}: p = {apart.p:.4f}; {apart.verdict()} (the promotion policy's "
+        f"alpha and min_n, as every comparison here). Mean per-case difference, `{score.agent}` minus obelize: "
+        f"{apart.difference_text()} (percentile bootstrap over cases).",
     ]
 
 
@@ -202,11 +225,14 @@ def _repeats(score: ComparisonScore) -> list[str]:
     ]
 
 
-def render_comparison_block(score: ComparisonScore) -> str:
+def render_comparison_block(score: ComparisonScore, policy: Policy) -> str:
+    """The block; ``policy`` gives the alpha and min_n the arms are told apart at."""
     parts = [
         *_header(score),
         "",
         *_side_by_side(score),
+        "",
+        *_paired(score, policy),
         "",
         *_tiers(score),
         "",

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_obelize_bench._util.stats import Rate, rate_of
+from pytest_obelize_bench._util.stats import Rate, rate_of, rate_over_clusters
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.grading.record import SuiteResult, Tier
 from pytest_obelize_bench.grading.tiers import (
@@ -250,6 +250,12 @@ def _median(values: Sequence[float]) -> float | None:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
+def case_accuracy(score: ArmCase) -> float:
+    """One case's accuracy, its rows cleared over its key rows plus legacy added (0 when it has none)."""
+    rows = score.key_rows + score.added
+    return score.cleared / rows if rows else 0.0
+
+
 def arm_totals(scores: Sequence[ArmCase]) -> ArmTotals:
     """Totals over cases; accuracy is rows cleared over key rows plus legacy usage added."""
     runtimes = [score.runtime_seconds for score in scores if score.runtime_seconds is not None]
@@ -264,7 +270,8 @@ def arm_totals(scores: Sequence[ArmCase]) -> ArmTotals:
         cleared=cleared,
         added=added,
         corrections=sum(score.corrections for score in scores),
-        accuracy=rate_of(cleared, key_rows + added),
+        # rows sit in repositories (one case each): the interval is by repository, not by row
+        accuracy=rate_over_clusters([(score.cleared, score.key_rows + score.added) for score in scores]),
         runtime_total=sum(runtimes) if runtimes else None,
         runtime_median=_median(runtimes),
         tiers=dict(Counter(score.tier for score in scores)),
@@ -279,6 +286,7 @@ __all__ = [
     "Triple",
     "arm_ceiling",
     "arm_totals",
+    "case_accuracy",
     "cleared_rows",
     "comparison_tier",
     "key_triples",

@@ -27,7 +27,8 @@ def gate1_chart(matches: Mapping[str, KeyMatch | None], precision: Rate, recall:
         file_name=FILE_NAME,
         title="Gate 1: scan precision and recall",
         caption=(
-            "Per labelled repository and pooled, over the actionable kinds, with 95% Wilson intervals; "
+            "Per labelled repository (95% Wilson intervals over its rows) and pooled (95% interval by repository), "
+            "over the actionable kinds; "
             "precision over findings, recall over labelled rows"
         ),
         points=tuple(points),

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_obelize_bench._util.stats import Rate, rate_of
+from pytest_obelize_bench._util.stats import Rate, rate_of, rate_over_clusters
 from pytest_obelize_bench.measure.labels import ACTIONABLE_KINDS
 from pytest_obelize_bench.measure.scanrecord import ScannedRepository
 
@@ -80,6 +80,13 @@ class SampleFigures:
     blocked: int
 
 
+def _unresolved_of(repo: ScannedRepository) -> tuple[int, int]:
+    """A repository's unresolved usages, of its resolved and unresolved ones."""
+    reasons = [finding.confidence_reason for finding in repo.findings]
+    unresolved = sum(reason in UNRESOLVED for reason in reasons)
+    return unresolved, unresolved + sum(reason in RESOLVED for reason in reasons)
+
+
 def sample_figures(scanned: Sequence[ScannedRepository]) -> SampleFigures:
     ok = [repo for repo in scanned if repo.error is None]
     with_zero = [repo for repo in ok if zero_bail_files(repo)]
@@ -108,7 +115,8 @@ def sample_figures(scanned: Sequence[ScannedRepository]) -> SampleFigures:
         unresolved=unresolved,
         not_a_usage=not_usage,
         unknown_reasons={reason: n for reason, n in sorted(reasons.items()) if reason not in known},
-        unresolved_share=rate_of(unresolved, resolved + unresolved),
+        # usages sit in repositories: the share's interval is by repository, not by usage
+        unresolved_share=rate_over_clusters([_unresolved_of(repo) for repo in ok]),
         unresolved_reasons={reason: n for reason, n in sorted(reasons.items()) if reason in UNRESOLVED},
         declared=dict(sorted(declared.items())),
         declares_nothing=nothing,

@@ -124,13 +124,20 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
             "TP",
             "FP",
             "Missed",
-            "Precision [95% Wilson]",
-            "Recall [95% Wilson]",
+            "Precision [95%]",
+            "Recall [95%]",
         ],
         ["---", "---:", "---:", "---:", "---:", "---:", "---", "---"],
         rows,
     )
-    lines += ["", f"n: precision over {precision.n} actionable findings, recall over {recall.n} labelled rows."]
+    lines += [
+        "",
+        f"n: precision over {precision.counted('actionable findings')}, recall over "
+        f"{recall.counted('labelled rows')}. A row of one repository is not independent of "
+        "the others there (one bail withholds a whole file), so the pooled intervals are by repository: Wilson's "
+        "at the effective n of the ratio estimator (Kish design effect); each repository's own row is Wilson's "
+        "over its rows.",
+    ]
     wrong = [(name, "missed", row) for name, m in matches.items() if m for row in m.actionable.missing]
     wrong += [(name, "false positive", row) for name, m in matches.items() if m for row in m.actionable.unexpected]
     lines += ["", "#### Misses and false positives", ""]
@@ -178,7 +185,7 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
     unresolved = ", ".join(f"`{reason}` {n}" for reason, n in figures.unresolved_reasons.items()) or "none"
     lines += ["", "#### Sample-wide figures", "", f"Over the {figures.scanned} repositories scanned.", ""]
     lines += table(
-        ["Figure", "n", "Count", "Share [95% Wilson]", "Detail"],
+        ["Figure", "n", "Count", "Share [95%]", "Detail"],
         ["---", "---:", "---:", "---", "---"],
         [
             (
@@ -193,7 +200,8 @@ def render_gate1_block(document: ScanDocument, frame: Frame, keys: Mapping[str, 
                 figures.unresolved_share.n,
                 figures.unresolved_share.k,
                 _rate(figures.unresolved_share),
-                f"by reason: {unresolved}; {figures.not_a_usage} findings are not a usage",
+                f"{figures.unresolved_share.counted('usages')}, interval by repository; by reason: {unresolved}; "
+                f"{figures.not_a_usage} findings are not a usage",
             ),
             (
                 "Repositories declaring a Python",

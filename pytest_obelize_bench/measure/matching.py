@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pytest_obelize_bench._util.stats import Rate, rate_of
+from pytest_obelize_bench._util.stats import Rate, rate_of, rate_over_clusters
 from pytest_obelize_bench.measure.labels import ACTIONABLE_KINDS, AnswerKey
 
 Row = tuple[str, int, str, str | None]
@@ -105,11 +105,15 @@ def match_key(key: AnswerKey, findings: Iterable[FindingLike]) -> KeyMatch:
 
 
 def pooled(matches: Iterable[KeyMatch]) -> tuple[Rate, Rate]:
-    """Precision and recall over the union of the keys' rows (counts summed, then divided)."""
-    tp = fp = fn = 0
-    for one in matches:
-        tp, fp, fn = tp + one.true_positive, fp + one.false_positive, fn + one.missed
-    return rate_of(tp, tp + fp), rate_of(tp, tp + fn)
+    """Precision and recall over the union of the keys' rows (counts summed, then divided).
+
+    Each key is one repository, and its rows stand or fall together (one unresolved import
+    withholds a file), so the interval is by repository (``stats.rate_over_clusters``).
+    """
+    keys = list(matches)
+    precision = rate_over_clusters([(one.true_positive, one.findings) for one in keys])
+    recall = rate_over_clusters([(one.true_positive, one.labelled) for one in keys])
+    return precision, recall
 
 
 __all__ = ["Comparison", "KeyMatch", "Row", "compare", "match_key", "pooled"]

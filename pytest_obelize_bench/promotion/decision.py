@@ -29,10 +29,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pytest_obelize_bench.casefile.promotion_policy import Policy, PolicyError, load_policy
 from pytest_obelize_bench.promotion.case_view import PairedCase, SideFigures, pair_cases, side_figures
 from pytest_obelize_bench.promotion.evidence_rules import comparability, completeness, same_measurement
 from pytest_obelize_bench.promotion.metrics import METRICS
-from pytest_obelize_bench.promotion.policy import Policy, PolicyError, load_policy
 from pytest_obelize_bench.promotion.quality_rules import case_rules, gating, missing_evidence, vetoes
 from pytest_obelize_bench.promotion.reasons import RULES, Outcome, Reason, reason
 from pytest_obelize_bench.promotion.verdict import paired_summary, verdict

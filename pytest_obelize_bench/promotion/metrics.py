@@ -20,13 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
 
+from pytest_obelize_bench.casefile.promotion_policy import MetricName
 from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts
 
-__all__ = ["LADDER", "METRICS", "Metric", "MetricName"]
-
-MetricName = Literal["verified_success", "rows_migrated_share", "tier_ladder"]
+__all__ = ["LADDER", "METRICS", "Metric"]
 
 #: The tier ladder, worst first: a broken repository is worse than a crash, a crash worse than a
 #: clean refusal.

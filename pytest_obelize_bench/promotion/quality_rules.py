@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pytest_obelize_bench.casefile.promotion_policy import Policy
 from pytest_obelize_bench.promotion.case_view import CaseSide, PairedCase
-from pytest_obelize_bench.promotion.policy import Policy
 from pytest_obelize_bench.promotion.reasons import Reason, reason
 from pytest_obelize_bench.records.evidence import RunEvidence
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from pytest_obelize_bench._util.stats import MinimumDetectable, minimum_detectable
 from pytest_obelize_bench._util.told_apart import Apart, told_apart
+from pytest_obelize_bench.casefile.promotion_policy import Policy
 from pytest_obelize_bench.promotion.case_view import PairedCase, SideFigures
-from pytest_obelize_bench.promotion.policy import Policy
 from pytest_obelize_bench.promotion.reasons import Outcome, Reason, reason
 
 __all__ = ["paired_summary", "rule_set_detectable", "verdict"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from pytest_obelize_bench._util.markdown import NULL
-from pytest_obelize_bench._util.stats import mcnemar_exact, minimum_detectable, rate_of
+from pytest_obelize_bench._util.stats import minimum_detectable, rate_of
+from pytest_obelize_bench._util.told_apart import told_apart
 from pytest_obelize_bench.grading.record import TIERS
 from pytest_obelize_bench.report.round_cases import RoundData, case_entries
 
@@ -17,14 +18,21 @@ __all__ = ["compare_rounds", "sandbox_lines", "sandboxes"]
 
 
 def compare_rounds(
-    a: RoundData, b: RoundData, labels: tuple[str, str] | None = None, *, alpha: float = 0.05, power: float = 0.8
+    a: RoundData,
+    b: RoundData,
+    labels: tuple[str, str] | None = None,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    min_n: int = 1,
 ) -> list[str]:
     """verified_success in round a vs round b over the graded cases both rounds have records for.
 
     The rounds grade the same cases, so the samples are paired: the 2x2 table, the discordant
     case ids and the exact McNemar p-value, not a test for independent samples. Then the verdict
-    at ``alpha`` (the promotion policy's) and the minimum detectable difference at this n with
-    ``power``, so "no difference" says what it rules out.
+    by the one definition of told apart (``_util/told_apart``, at the promotion policy's ``alpha``
+    and ``min_n``), the difference with its interval, and the minimum detectable difference at
+    this n with ``power``, so "no difference" says what it rules out.
     """
     fa = {e.id: e for e in case_entries(a) if e.record is not None and not e.control}
     fb = {e.id: e for e in case_entries(b) if e.record is not None and not e.control}
@@ -36,8 +44,9 @@ def compare_rounds(
     b_only = [i for i in both if fb[i].won and not fa[i].won]
     neither = [i for i in both if not fa[i].won and not fb[i].won]
     width = max(len(ra), len(rb)) + 12
-    p = mcnemar_exact(len(a_only), len(b_only))
-    detectable = minimum_detectable(len(both), alpha, power)
+    apart = told_apart([float(fa[i].won) for i in both], [float(fb[i].won) for i in both], alpha=alpha, min_n=min_n)
+    short = [("min_n", len(both) + 1)] if len(both) < min_n else []
+    detectable = minimum_detectable(len(both), alpha, power, needs=short)
     rate_a = rate_of(len(both_won) + len(a_only), len(both))
     rate_b = rate_of(len(both_won) + len(b_only), len(both))
     lines = [
@@ -52,8 +61,9 @@ def compare_rounds(
         "",
         f"  success in {ra} only ({len(a_only)}): {', '.join(a_only) or NULL}",
         f"  success in {rb} only ({len(b_only)}): {', '.join(b_only) or NULL}",
-        f"  exact McNemar p = {p:.4f} (two-sided, {len(a_only) + len(b_only)} discordant cases)",
-        f"  verdict: {'distinguishable' if p < alpha else 'not distinguishable'} at alpha {alpha:g}",
+        f"  exact McNemar p = {apart.p:.4f} (two-sided, {len(a_only) + len(b_only)} discordant cases)",
+        f"  verdict: {apart.verdict()}",
+        f"  difference ({rb} minus {ra}), mean over cases: {apart.difference_text()}",
         f"  minimum detectable difference over {len(both)} cases: {detectable.format()}",
     ]
     lines.extend(sandbox_lines(a, b, (ra, rb)))

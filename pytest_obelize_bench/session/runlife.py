@@ -138,7 +138,7 @@ def keep_resumed(ctl: Controller) -> None:
 def open_manifest(ctl: Controller) -> None:
     """Write the run's manifest (a new run's, or a rerun's appended line) at session start."""
     from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.promotion.policy import registration_fields
+    from pytest_obelize_bench.promotion.registration import registration_fields
     from pytest_obelize_bench.records.publication_note import expected_cases
     from pytest_obelize_bench.records.runs import (
         RunManifest,

@@ -89,10 +89,10 @@ def compare(
         if not side.records:
             print(f"obelize-bench compare: {label} has no records; nothing to compare", file=out)
             return 2
-    from pytest_obelize_bench.summary.compare_command import policy_alpha_power
+    from pytest_obelize_bench.casefile.promotion_policy import policy_beside
 
-    alpha, power = policy_alpha_power(given or default)
-    _say(compare_rounds(a, b, (la, lb), alpha=alpha, power=power), out)
+    policy = policy_beside(given or default)  # the thresholds every comparison is told at
+    _say(compare_rounds(a, b, (la, lb), alpha=policy.alpha, power=policy.power, min_n=policy.min_n), out)
     return 0
 
 

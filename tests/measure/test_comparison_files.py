@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.casefile.promotion_policy import policy_beside
 from pytest_obelize_bench.cli import main
 from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore, assemble
 from pytest_obelize_bench.measure.comparison_block import comparison_blocks, round_facts
@@ -148,6 +149,6 @@ def test_a_case_where_obelizes_scan_and_plan_disagree_is_flagged_in_the_block() 
     score = assemble(record, read_review(REVIEW), cases, round_facts(ROOT / "results", 1, cases))
     flagged = [one for one in score.calibration if one.agrees is False]
     assert [(one.case, one.scan_cleared, one.plan_migrated) for one in flagged] == [("ashishkumar5de__PDF-QL", 2, 3)]
-    block = render_comparison_block(score)
+    block = render_comparison_block(score, policy_beside(ROOT / "cases" / "cases.yaml"))
     assert "they agree on 12 of 13 cases" in block
     assert "**Flagged: the scan and the plan disagree.**" in block and "| ashishkumar5de__PDF-QL | 2 | 3 |" in block

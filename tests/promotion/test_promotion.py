@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_obelize_bench._util.stats import mcnemar_exact, minimum_detectable
+from pytest_obelize_bench.casefile.promotion_policy import Policy, PolicyError, load_policy
 from pytest_obelize_bench.promotion.case_view import pair_cases, side_figures
 from pytest_obelize_bench.promotion.decision import decide, pareto_front, policy_changed, registration
-from pytest_obelize_bench.promotion.policy import Policy, PolicyError, load_policy
 from pytest_obelize_bench.promotion.reasons import RULES, reason
 from tests.helpers import runs
 

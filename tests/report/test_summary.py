@@ -578,9 +578,14 @@ def test_compare_rounds_paired_table_and_mcnemar() -> None:
     assert "exact McNemar p = 0.0625" in text
     assert "round 2: 5 of 7, 71.4% [35.9%, 91.8%]" in text
     # what "no difference" means: the verdict at alpha, and what 7 cases could have shown
-    assert "verdict: not distinguishable at alpha 0.05" in text
+    assert "verdict: not told apart at alpha 0.05: p = 0.0625 >= alpha 0.05" in text
+    assert "difference (round 2 minus round 1), mean over cases: +71.4 points [" in text
     assert "minimum detectable difference over 7 cases: 7 more of 7 cases (100.0%)" in text
-    assert "verdict: distinguishable at alpha 0.5" in "\n".join(compare_rounds(a, b, alpha=0.5))
+    assert "verdict: told apart at alpha 0.5" in "\n".join(compare_rounds(a, b, alpha=0.5))
+    # the policy's min_n binds here as in the gate: 7 cases are fewer than 20
+    short = "\n".join(compare_rounds(a, b, alpha=0.5, min_n=20))
+    assert "not told apart at alpha 0.5: 7 cases < min_n 20" in short
+    assert "no difference over 7 cases can decide" in short
 
 
 def test_compare_tells_sandboxed_sides_apart() -> None:

@@ -1,37 +1,40 @@
-"""The promotion policy (``cases/promotion.yaml``): every threshold the decision reads, and its sha256.
+"""The promotion policy (``cases/promotion.yaml``): every threshold a decision reads.
 
-The file is registered before the runs it judges: a session writes the sha256 of the policy in
-force into its ``run.json`` when it starts, and the gate refuses a policy whose bytes differ from
-what both runs registered. So a threshold is never chosen after the figures are known.
+The policy is an input file beside the case file, read and validated like it; the gate, and any
+command that tells two sides apart (``compare``, the comparison arm's block), reads its alpha
+and min_n from here, so every comparison uses the same thresholds. Registration of its sha256
+by a run is ``promotion/registration``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_obelize_bench.promotion.metrics import MetricName
-
-if TYPE_CHECKING:
-    from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench._util.caps import POLICY_BYTES
+from pytest_obelize_bench._util.documents import parse_yaml
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted, read_untrusted
+from pytest_obelize_bench._util.validation import problem_text
 
 __all__ = [
     "POLICY_FILE_NAME",
     "Efficiency",
+    "MetricName",
     "Policy",
     "PolicyError",
     "RowsRule",
     "load_policy",
-    "policy_sha256_beside",
-    "registration_fields",
+    "policy_beside",
 ]
 
 #: The policy's file name, beside the case file.
 POLICY_FILE_NAME = "promotion.yaml"
+
+#: The primary metrics a policy can choose (``promotion/metrics.py`` scores each).
+MetricName = Literal["verified_success", "rows_migrated_share", "tier_ladder"]
 
 
 class PolicyError(ValueError):
@@ -77,10 +80,6 @@ class Policy(_Strict):
 
 def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
     """The policy in a file's bytes and the sha256 of exactly those bytes."""
-    from pytest_obelize_bench._util.documents import parse_yaml
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted
-    from pytest_obelize_bench._util.validation import problem_text
-
     digest = hashlib.sha256(data).hexdigest()
     try:
         parsed = parse_yaml(decode_untrusted(data, source), source)
@@ -94,34 +93,10 @@ def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
         raise PolicyError(f"{source}: field {problem_text(exc.errors()[0], '(top level)')}") from None
 
 
-def policy_sha256_beside(cases_path: Path) -> str | None:
-    """sha256 of the policy file beside a case file, as a run registers it; None without one.
-
-    Read once at a run's start, bounded and never through a link: what the run registers is the
-    policy that was in force when it began.
-    """
-    from pytest_obelize_bench._util.caps import POLICY_BYTES
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
-
+def policy_beside(cases_path: Path) -> Policy:
+    """The policy beside a case file; its defaults when there is none or it cannot be read."""
     path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
-        return hashlib.sha256(read_untrusted(path, POLICY_BYTES)).hexdigest()
-    except (UntrustedFileError, OSError):
-        return None
-
-
-def registration_fields(cases_path: Path, cases: Iterable[Case], repeat: int) -> dict[str, Any]:
-    """What a run registers in ``run.json`` when it starts, for the promotion gate to compare.
-
-    The policy in force, the case file's keys, the machine class and the attempts per case: a
-    decision on the run uses exactly these, or refuses.
-    """
-    from pytest_obelize_bench.casefile.keys import keys_sha256
-    from pytest_obelize_bench.records.runs import machine_class
-
-    return {
-        "promotion_policy_sha256": policy_sha256_beside(cases_path),
-        "case_keys_sha256": keys_sha256(cases),
-        "machine_class": machine_class(),
-        "repeat": repeat,
-    }
+        return load_policy(read_untrusted(path, POLICY_BYTES), str(path))[0]
+    except (UntrustedFileError, PolicyError, OSError):
+        return Policy()
