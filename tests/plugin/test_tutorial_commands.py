@@ -9,11 +9,12 @@ named below, so a new command in the tutorial is either run here or consciously 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.doc_commands import shell_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
@@ -25,17 +26,6 @@ NEEDS_NETWORK = frozenset(
         ".venv/bin/pytest --bench-round=2 -n 8 --bench-interpreter=minor",
     }
 )
-
-
-def shell_commands(markdown: str) -> list[str]:
-    """Each command of the page's ``sh`` blocks, continuation lines joined, trailing comments dropped."""
-    commands: list[str] = []
-    for block in re.findall(r"^```sh\n(.*?)^```$", markdown, re.MULTILINE | re.DOTALL):
-        for line in block.replace("\\\n", " ").splitlines():
-            command = re.sub(r"\s+#.*$", "", line).strip()
-            if command and not command.startswith("#"):
-                commands.append(command)
-    return commands
 
 
 def offline_commands() -> list[str]:
