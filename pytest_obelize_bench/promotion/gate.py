@@ -6,7 +6,9 @@ writes one decision document per candidate to ``results/decisions/<date>-<candid
 prints a short table. Exit status: 0 when a candidate is promoted, 1 when every candidate is
 rejected, 3 when the evidence cannot decide, 2 when the input cannot be used at all (a policy
 or run that cannot be read, or a policy other than the one the runs registered at their start,
-or than an earlier decision on them used), in which case nothing is written.
+or than an earlier decision on them used), in which case nothing is written. A decision over a
+run that is not whole (``run_complete``, ``run_not_interrupted``) is printed but not written: it
+would become a published result, and partial evidence is not one.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ __all__ = ["DECISIONS_FOLDER", "EXIT_CODES", "run_gate"]
 DECISIONS_FOLDER = "decisions"
 EXIT_CODES = {"promote": 0, "reject": 1, "insufficient_evidence": 3}
 EXIT_UNUSABLE = 2
+#: Rules that say a run is not whole: a decision they stop is printed, never kept as a result.
+PARTIAL_RULES = frozenset({"run_complete", "run_not_interrupted"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -200,7 +204,11 @@ def run_gate(
     considered = [f.label for f in figures]
     folder = Path(results_dir) / DECISIONS_FOLDER
     written: list[Path] = []
+    partial: list[str] = []
     for decision, candidate in zip(decisions, candidates, strict=True):
+        if any(r.rule in PARTIAL_RULES and not r.holds for r in decision.reasons):
+            partial.append(decision.candidate)  # a decision over a partial run is not a result to keep
+            continue
         document = _document(
             decision,
             incumbent=incumbent,
@@ -223,6 +231,12 @@ def run_gate(
         print(line, file=out)
     for path in written:
         print(f"decision written: {path}", file=out)
+    for label in partial:
+        print(
+            f"decision not written for {label}: a run is not whole (a -k selection, an interrupted or unfinished "
+            "session), and a decision over partial runs is not a result; run the whole round",
+            file=out,
+        )
     outcomes = {d.outcome for d in decisions}
     if "promote" in outcomes:
         return EXIT_CODES["promote"]

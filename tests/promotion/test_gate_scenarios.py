@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
+from pytest_obelize_bench.summary.roundfiles import summarize
 from tests.helpers import promotion_runs as pr
 
 EVERY = range(pr.N)
@@ -206,3 +207,22 @@ def test_a_candidate_identical_to_the_incumbent_is_refused_and_the_pack_digest_i
     status, document, _ = gate(project, monkeypatch)
     assert status == 3 and document["failed_rules"] == ["distinct_candidate"]
     assert document["candidate"]["pack_sha256"] == document["incumbent"]["pack_sha256"] == "ab" * 32
+
+
+def test_a_decision_over_a_partial_run_is_printed_but_never_written(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A -k run records a few cases of the many it would have: its decision is not a result."""
+    run(project, "old", {})
+    folder = run(project, "new", dict.fromkeys(range(10), "v"), version="0.9.0")
+    for path in folder.glob("owner1[5-9]__repo*.json"):
+        path.unlink()
+    manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    manifest["cases_recorded"] = sorted(p.name.split(".")[0] for p in folder.glob("*__*.json"))
+    (folder / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    status, document, output = gate(project, monkeypatch)
+    assert status == 3 and document == {}
+    assert "run_complete" in output and "decision not written for new: a run is not whole" in output
+    assert not (project / "results" / "decisions").exists()
+    assert summarize(project / "results", project / "cases" / "cases.yaml", check=False, out=io.StringIO()) == 0
+    assert summarize(project / "results", project / "cases" / "cases.yaml", check=True, out=io.StringIO()) == 0
