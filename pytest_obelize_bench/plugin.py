@@ -63,6 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if mode is None:
         return
     _terminate_as_interrupt()
+    # The benchmark's items run in the harness's own order (longest first, ties in file order)
+    # whatever plugins are installed: pytest-randomly would shuffle them in every session.
+    if hasattr(config.option, "randomly_reorganize"):
+        config.option.randomly_reorganize = False
 
     from pytest_obelize_bench.casefile.cases import CaseFileError
     from pytest_obelize_bench.session.startup import build_context, load_items

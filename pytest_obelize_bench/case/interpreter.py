@@ -257,9 +257,9 @@ def create_venv(
         raise CaseError(
             "venv",
             "venv_failed",
-            f"no interpreter {key} on this machine (uv looked in its managed installations and "
-            "on the search path, and may not download one); --bench-interpreter=minor would use "
-            f"a local {wanted.implementation} {wanted.major}.{wanted.minor} interpreter instead",
+            # whole in a published record: the hint must fit the detail's cap with the longest key
+            f"no interpreter {key} here (uv may not download one); --bench-interpreter=minor "
+            f"would use a local {wanted.implementation} {wanted.major}.{wanted.minor} interpreter instead",
         )
     if missing:
         raise CaseError(

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pytest_obelize_bench._util.markdown import NULL, table
+from pytest_obelize_bench._util.stats import rate_over_clusters
 from pytest_obelize_bench.error_analysis.review import DISPOSITIONS, ReviewFile
 from pytest_obelize_bench.error_analysis.states import STATES, Analysis
 
@@ -131,8 +132,10 @@ def figures_dict(figures: ErrorFigures) -> dict[str, Any]:
 # -- markdown -----------------------------------------------------------------------------------
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else NULL
+def _share(figures: ErrorFigures, state: str) -> str:
+    """A state's share of the key rows, with its 95% interval by repository (one case each)."""
+    rate = rate_over_clusters([(getattr(c, state), c.key_rows) for c in figures.cases])
+    return rate.format() if rate.rate is not None else NULL
 
 
 def _lever(value: int | None) -> str:
@@ -154,11 +157,11 @@ def render_errors_block(round_number: int, figures: ErrorFigures) -> str:
         "",
     ]
     lines += table(
-        ("What happened to the row", "Rows", "Share"),
+        ("What happened to the row", "Rows", "Share [95%, by repository]"),
         ("---", "---:", "---:"),
         [
-            *((state, figures.states[state], _share(figures.states[state], total)) for state in STATES),
-            ("total", total, _share(total, total)),
+            *((state, figures.states[state], _share(figures, state)) for state in STATES),
+            ("total", total, f"{total} rows in {len([c for c in figures.cases if c.key_rows])} repositories"),
         ],
     )
     lines += [

@@ -124,17 +124,19 @@ class Controller:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.writes_results or self.preflight_lines:
             return
-        from pytest_obelize_bench.casefile.cases import load_case_file
+        from pytest_obelize_bench.session.missing import case_id_of
 
-        by_id = load_case_file(Path(self.context.cases_path)).by_id()
-        self._preflight([by_id.get(nodeid.rpartition("::")[2]) for nodeid in ids])
+        # an attempt's item is ``case[attempt-N]``: its case, once, whatever the number of attempts
+        wanted = dict.fromkeys(case_id_of(nodeid) for nodeid in ids)
+        self._preflight([self.watch.cases.get(case) for case in wanted])
 
     def _preflight(self, cases: list[Any]) -> None:
         if not self.options.preflight:
             return
         from pytest_obelize_bench.session.preflight import run_preflight
 
-        wanted = [case for case in cases if case is not None and case.retired is None]
+        # one check per case, however many attempts of it the session runs
+        wanted = list({case.id: case for case in cases if case is not None and case.retired is None}.values())
         workers = int(getattr(self.config.option, "numprocesses", None) or 1)
         keep_all = self.options.keep == "all"
         problems = run_preflight(wanted, self.context, workers=workers, keep_all=keep_all)

@@ -36,7 +36,7 @@ from pytest_obelize_bench.case.environment import (
     validate_exclude_newer,
 )
 from pytest_obelize_bench.case.kinds import RepositoryCase
-from pytest_obelize_bench.isolation.elide import Elider
+from pytest_obelize_bench.isolation.elide import DETAIL_CHARS, Elider, public_detail
 from pytest_obelize_bench.isolation.executor import Completed, ProcessExecutor, step_environment
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
@@ -165,6 +165,10 @@ def test_an_exact_key_this_machine_lacks_is_venv_failed_with_the_hint(runner: St
     assert failed.value.step == "venv" and failed.value.reason == "venv_failed"
     assert missing in failed.value.detail
     assert "--bench-interpreter=minor would use a local cpython 3.12 interpreter" in failed.value.detail
+    # the hint reaches the record whole, even with the longest key a case file holds
+    longest = "cpython-3.12.99-macos-aarch64-none-freethreaded-debug"
+    published = public_detail(failed.value.detail.replace(missing, longest), None, [])
+    assert published.endswith("interpreter instead") and len(published) <= DETAIL_CHARS
     assert [s.name for s in runner.steps] == ["venv"]
     assert "UV_PYTHON_DOWNLOADS" not in runner.env  # set for the venv step only
 

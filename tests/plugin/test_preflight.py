@@ -86,10 +86,12 @@ def test_each_failing_case_is_one_line() -> None:
     ]
 
 
+@pytest.mark.parametrize("repeat", [None, "2"], ids=["once", "repeat-2"])
 @pytest.mark.parametrize("workers", [None, "2"])
 def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
-    pytester: pytest.Pytester, tmp_path: Path, workers: str | None
+    pytester: pytest.Pytester, tmp_path: Path, workers: str | None, repeat: str | None
 ) -> None:
+    """Alone, under -n 2, with --bench-repeat=2 and with both: each attempt is ``case[attempt-N]``."""
     good = make_repo(tmp_path / "origins" / "good", {"app.py": "import google.generativeai\n"})
     missing = (tmp_path / "origins" / "gone").as_uri()
     rows = [
@@ -100,6 +102,8 @@ def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
     args = ["--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-work={tmp_path / 'work'}"]
     if workers:
         args += ["-n", workers]
+    if repeat:
+        args += [f"--bench-repeat={repeat}"]
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == 4
     text = result.stdout.str() + result.stderr.str()

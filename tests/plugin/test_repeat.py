@@ -37,6 +37,23 @@ def test_each_attempt_is_an_item_of_its_own(pytester: pytest.Pytester) -> None:
     assert [line.split("::")[1] for line in one.stdout.lines if "::" in line] == cases
 
 
+@pytest.mark.parametrize("flags", [["--bench-round=2"], ["--bench-round=2", "--bench-repeat=2"]])
+def test_the_benchmark_order_is_the_harness_own_whatever_pytest_randomly_would_do(
+    pytester: pytest.Pytester, flags: list[str]
+) -> None:
+    casefile.write(pytester.path / "cases" / "cases.yaml", casefile.standard())
+
+    def order(seed: str) -> list[str]:
+        result = pytester.runpytest_subprocess(*flags, "-p", "randomly", "-p", "no:cacheprovider",
+                                               f"--randomly-seed={seed}", "--collect-only", "-q")  # fmt: skip
+        return [line for line in result.stdout.lines if "::" in line]
+
+    first = order("1")
+    assert len(first) > 2 and first == order("2") == order("31337")
+    cases = [line.split("::")[1].split("[")[0] for line in first]
+    assert cases == sorted(cases)  # a first round: no durations yet, so the case file's order
+
+
 def test_k_must_be_at_least_one(pytester: pytest.Pytester) -> None:
     casefile.write(pytester.path / "cases" / "cases.yaml", casefile.standard())
     result = pytester.runpytest("--bench-round=2", "--bench-repeat=0", "--collect-only")
