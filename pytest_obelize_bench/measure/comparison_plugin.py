@@ -256,6 +256,31 @@ class CompareController:
         self.config, self.context, self.dev = config, context, dev
         self.rows: dict[str, Any] = {}
         self.lines: list[str] = []
+        self.preflighted = False
+
+    # -- the preflight: every selected case's repository reachable or cached ------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.config.pluginmanager.get_plugin("dsession") is None:
+            self._preflight([item.name for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._preflight([nodeid.rpartition("::")[2] for nodeid in ids])
+
+    def _preflight(self, selected: list[str]) -> None:
+        options = options_of(self.config)
+        if self.preflighted or options.collect_only or not options.preflight:
+            return
+        self.preflighted = True
+        from pytest_obelize_bench.isolation.reachability import Repository
+        from pytest_obelize_bench.measure.controller import stop_unless_reachable
+
+        wanted = set(selected)
+        repositories = [Repository(case.id, case.repo, case.full_name) for case in self.dev if case.id in wanted]
+        cache = Path(self.context["repo_cache"]) if self.context.get("repo_cache") else None
+        root = Path(self.context["work_root"]) / "preflight" / f"comparison-round-{self.context['round']}"
+        stop_unless_reachable(self.config, repositories, cache, root)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         text = getattr(report, "bench_compare", None)
@@ -291,6 +316,13 @@ class CompareController:
         if not self.rows:
             return
         terminalreporter.write_sep("=", f"obelize-bench comparison, round {self.context['round']}")
+        # each errored case with its reasons, at any verbosity: the item's own line is only a letter
+        for case, row in sorted(self.rows.items()):
+            for error in row.errors:
+                detail = f" ({error.detail})" if error.detail else ""
+                terminalreporter.write_line(
+                    f"compare-error: {case}: {error.arm}, step {error.step}: {error.reason}{detail}", red=True
+                )
         for line in self.lines:
             terminalreporter.write_line(line)
 

@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.measure.staging import MeasureContext
 
 
+def stop_unless_reachable(config: pytest.Config, repositories: list[Any], cache: Path | None, root: Path) -> None:
+    """Exit with EXIT_PREFLIGHT and one line per repository that can be neither fetched nor found in
+    the cache: a session that went on could only measure infrastructure errors."""
+    from pytest_obelize_bench.isolation.reachability import EXIT_PREFLIGHT, unreachable
+
+    problems = unreachable(repositories, cache, root)
+    if not problems:
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    for line in problems:
+        if terminal is not None:
+            terminal.write_line(f"preflight: {line}", red=True)
+    pytest.exit(
+        f"preflight failed for {len(problems)} repositories; nothing ran and nothing was published "
+        "(--bench-repo-cache=DIR supplies them offline; --bench-no-preflight runs anyway)",
+        returncode=EXIT_PREFLIGHT,
+    )
+
+
 class MeasureController:
     """The controller's side: collect the records, publish a whole frame, print the figures."""
 
@@ -55,7 +74,7 @@ class MeasureController:
         if self.preflighted or self.options.collect_only or not self.options.preflight:
             return
         self.preflighted = True
-        from pytest_obelize_bench.isolation.reachability import EXIT_PREFLIGHT, Repository, unreachable
+        from pytest_obelize_bench.isolation.reachability import Repository
 
         wanted = set(selected)
         repositories = [
@@ -64,18 +83,8 @@ class MeasureController:
             if repo.id in wanted and repo.url is not None
         ]
         cache = Path(self.context.repo_cache) if self.context.repo_cache else None
-        root = Path(self.context.work_root) / "preflight" / self.context.label
-        problems = unreachable(repositories, cache, root)
-        if not problems:
-            return
-        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        for line in problems:
-            if terminal is not None:
-                terminal.write_line(f"preflight: {line}", red=True)
-        pytest.exit(
-            f"preflight failed for {len(problems)} repositories; nothing ran and nothing was published "
-            "(--bench-repo-cache=DIR supplies them offline; --bench-no-preflight runs anyway)",
-            returncode=EXIT_PREFLIGHT,
+        stop_unless_reachable(
+            self.config, repositories, cache, Path(self.context.work_root) / "preflight" / self.context.label
         )
 
     def _parse(self, text: str) -> Any:

@@ -110,7 +110,7 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
         results_dir=str(_path(config, options.results).resolve()),
         work_root=str(work_root),
         project_root=str(config.rootpath),
-        repo_cache=str(Path(cache).expanduser().resolve()) if cache else None,
+        repo_cache=cache,
         tool=tool,
         pack_provenance=provenance,
         harness=harness_provenance(Path(config.rootpath)),

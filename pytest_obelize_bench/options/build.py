@@ -8,6 +8,7 @@ its one-line message is the one the user sees.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_obelize_bench.options.declarations import (
@@ -77,6 +78,12 @@ def parse_tier_gate(tiers: Iterable[str]) -> set[str]:
     return wanted
 
 
+def _absolute(value: str | None) -> str | None:
+    """A folder option as the one absolute path every part of the harness uses: ``~`` expanded,
+    relative to where the session started (a literal ``~`` folder in the project is never made)."""
+    return str(Path(value).expanduser().resolve()) if value else None
+
+
 def build_options(given: Mapping[str, Any]) -> BenchOptions:
     """The typed options of ``given`` (option name to ``getoption``'s value); OptionError on a bad value or pair."""
     fixtures, round_number = bool(given[OPTION_FIXTURES]), given[OPTION_ROUND]
@@ -102,8 +109,8 @@ def build_options(given: Mapping[str, Any]) -> BenchOptions:
         results=str(given["--bench-results"]),
         split=given["--bench-split"],
         fail_on=fail_on,
-        work=given["--bench-work"],
-        repo_cache=given["--bench-repo-cache"],
+        work=_absolute(given["--bench-work"]),
+        repo_cache=_absolute(given["--bench-repo-cache"]),
         interpreter=given["--bench-interpreter"],
         python_path=tuple(given["--bench-python-path"] or ()),
         exclude_newer=given["--exclude-newer"],

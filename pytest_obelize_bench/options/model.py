@@ -46,6 +46,7 @@ class BenchOptions:
     results: str
     split: Literal["dev", "holdout"] | None
     fail_on: frozenset[str]
+    #: absolute (``~`` expanded, relative to where the session started), or None when not given
     work: str | None
     repo_cache: str | None
     interpreter: Literal["exact", "minor"]

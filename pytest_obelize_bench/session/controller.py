@@ -154,7 +154,9 @@ class Controller:
         from pytest_obelize_bench.session.outcome import EXIT_PREFLIGHT
 
         pytest.exit(
-            f"preflight failed for {len(problems)} case(s); nothing ran (--bench-no-preflight runs anyway)",
+            f"preflight failed for {len(problems)} case(s); nothing ran (--bench-repo-cache=DIR supplies "
+            "repositories offline, --bench-interpreter=minor uses this machine's interpreters; "
+            "--bench-no-preflight runs anyway)",
             returncode=EXIT_PREFLIGHT,
         )
 

@@ -123,7 +123,7 @@ def build_context(
         fixtures_dir=str(option_path(config, options.fixtures, rootdir)),
         results_dir=str(option_path(config, options.results, rootdir)),
         work_root=str(work_root),
-        repo_cache=str(Path(cache_option).expanduser().resolve()) if cache_option else None,
+        repo_cache=cache_option,
         interpreter_policy=options.interpreter,
         python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),
         exclude_newer=exclude_newer,

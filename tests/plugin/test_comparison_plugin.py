@@ -250,6 +250,9 @@ def test_an_agent_that_never_stamps_errors_the_case_for_its_arm_only(tmp_path: P
     project, done = compare(tmp_path, "nostamp")
     errors = record_of(project, done)["cases"]["ann__clean"]["errors"]
     assert [(e["arm"], e["step"], e["reason"]) for e in errors] == [("general_agent", "agent", "stamp_missing")]
+    # the reason is in the session's summary, which prints at any verbosity, not only on the -v line
+    summary = done.stdout.split("obelize-bench comparison, round 2", 1)[1]
+    assert "compare-error: ann__clean: general_agent, step agent: stamp_missing" in summary
     score = score_of(project)
     assert one(score, "general_agent", "ann__clean").tier == "error"
     assert one(score, "obelize", "ann__clean").cleared == CLEAN_ROWS
@@ -291,3 +294,26 @@ def test_a_bad_arm_file_gets_one_line_naming_the_field(tmp_path: Path) -> None:
     assert done.returncode == 4
     lines = [line for line in done.stderr.splitlines() if "agent.yaml" in line]
     assert len(lines) == 1 and "time_limit_seconds: Input should be greater than 0" in lines[0], done.stderr
+
+
+def test_an_unreachable_dev_repository_stops_the_comparison_before_any_agent_runs(tmp_path: Path) -> None:
+    """The comparison has the rounds' preflight, and ``~`` in --bench-repo-cache is the home's folder."""
+    project = build(tmp_path, "clean")
+    data = yaml.safe_load((project / "cases" / "cases.yaml").read_text(encoding="utf-8"))
+    gone = (tmp_path / "origins" / "gone").as_uri()
+    data["cases"][0]["repo"] = gone
+    (project / "cases" / "cases.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    home = tmp_path / "home"
+    done = run_pytest(
+        project,
+        "--bench-compare=arms/agent.yaml",
+        "--bench-round=2",
+        "--bench-interpreter=minor",
+        f"--bench-work={tmp_path / 'work'}",
+        "--bench-repo-cache=~/repos",
+        env={"HOME": str(home)},
+    )
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-2000:]
+    assert f"preflight: ann__clean: repository {gone} is unreachable" in done.stdout
+    assert "--bench-repo-cache=DIR supplies them offline" in done.stdout + done.stderr
+    assert not (project / "~").exists() and not (project / "results" / "comparison").exists()
