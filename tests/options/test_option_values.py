@@ -129,9 +129,7 @@ def test_this_session_reads_its_options_once(pytestconfig: pytest.Config) -> Non
     assert options.mode is None  # the project's own tests are no benchmark session
 
 
-def test_folder_options_are_absolute_once_with_home_expanded(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_folder_options_are_absolute_once_with_home_expanded(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """``--bench-repo-cache=~/repos`` is the home's folder for every part of the harness, never ``./~``."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
