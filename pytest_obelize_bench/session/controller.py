@@ -101,14 +101,10 @@ class Controller:
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is None or not getattr(terminal, "isatty", False):
             return
-        from pytest_obelize_bench.casefile.cases import load_case_file
-        from pytest_obelize_bench.session.progress import Progress
+        from pytest_obelize_bench.session.progress import Progress, terminal_stream
 
-        ids = [case.id for case in load_case_file(Path(self.context.cases_path)).cases]
         round_dir = Path(self.context.work_root) / self.context.round_label
-        self.progress = Progress(
-            round_dir, ids, lambda text: terminal.write(text + "\r", flush=True), lambda: set(self.records)
-        )
+        self.progress = Progress(round_dir, list(self.watch.cases), terminal_stream(), lambda: set(self.records))
         self.progress.start()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

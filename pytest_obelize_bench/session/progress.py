@@ -5,17 +5,25 @@ reports, so it sees cases running on any xdist worker of this machine. A case is
 its logs folder was made in this session and holds no ``record.json`` yet; its step is its
 highest-numbered log. The snapshot is pure given the folder listing and the clock; the thread
 only repaints one terminal line, and only on a terminal.
+
+It writes to the terminal itself, a duplicate of the session's standard output taken while
+nothing captures it: in a serial round the cases run in this process, and pytest captures the
+standard output of every test while it runs, so a line written there would land in the case's
+captured output instead of on the screen. The status goes after what pytest has printed on the
+current line, with the cursor put back, so pytest's own letters keep their places.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 _LOG = re.compile(r"(\d+)-([A-Za-z0-9][A-Za-z0-9._-]*)\.log")
 INTERVAL_S = 2.0
@@ -80,15 +88,22 @@ def format_status(running: list[Running], width: int = LINE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def terminal_stream() -> IO[str]:
+    """A stream on the terminal that pytest's capture of a running test cannot redirect."""
+    return os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", errors="replace", closefd=True)
+
+
+#: Save the cursor, clear to the end of the line, restore the cursor (VT100, every terminal here).
+SAVE, CLEAR, RESTORE = "\x1b7", "\x1b[K", "\x1b8"
+
+
 class Progress:
     """Repaints the status line every few seconds while the session runs (terminals only)."""
 
-    def __init__(
-        self, round_dir: Path, case_ids: Iterable[str], write: Callable[[str], Any], done: Callable[[], set[str]]
-    ) -> None:
+    def __init__(self, round_dir: Path, case_ids: Iterable[str], stream: IO[str], done: Callable[[], set[str]]) -> None:
         self.round_dir = Path(round_dir)
         self.case_ids = list(case_ids)
-        self.write = write
+        self.stream = stream
         self.done = done
         self.since = time.time() - 1.0
         self.first_seen: dict[tuple[str, int], float] = {}
@@ -99,6 +114,13 @@ class Progress:
     def start(self) -> None:
         self._thread.start()
 
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # the terminal went away: the status is only a courtesy
+            self._stop.set()
+
     def _loop(self) -> None:
         while not self._stop.wait(INTERVAL_S):
             pending = [case for case in self.case_ids if case not in self.done()]
@@ -106,12 +128,14 @@ class Progress:
                 snapshot(self.round_dir, pending, since=self.since, now=time.time(), first_seen=self.first_seen)
             )
             if status:
-                self.write("\r" + status + "\x1b[K")
+                self._write(f"{SAVE}  {status}{CLEAR}{RESTORE}")
                 self._shown = True
+            elif self._shown:
+                self.clear()
 
     def clear(self) -> None:
         if self._shown:
-            self.write("\r\x1b[K")
+            self._write(f"{SAVE}{CLEAR}{RESTORE}")
             self._shown = False
 
     def stop(self) -> None:
@@ -119,6 +143,10 @@ class Progress:
         if self._thread.is_alive():
             self._thread.join(timeout=INTERVAL_S * 2)
         self.clear()
+        try:
+            self.stream.close()
+        except OSError:
+            pass
 
 
-__all__ = ["Progress", "Running", "current_step", "format_status", "snapshot"]
+__all__ = ["Progress", "Running", "current_step", "format_status", "snapshot", "terminal_stream"]

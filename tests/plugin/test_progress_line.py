@@ -1,0 +1,74 @@
+"""The live status line of a real round: on a terminal, serial and under -n 2; never in a log file.
+
+The round runs on a pseudo-terminal, as a person's shell gives it one. In a serial round the case
+runs in the controller's own process, where pytest captures a running test's output: the line
+must reach the terminal all the same.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import rounds
+
+RUNNING = "running 1: ann__clean "
+
+
+def on_a_terminal(args: list[str], project: Path) -> tuple[int, str]:
+    """Run ``args`` with a pseudo-terminal as its standard streams; its exit status and all it showed."""
+    master, slave = pty.openpty()
+    env = rounds.inner_environment()
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(args, cwd=project, env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal's other side closed: the program ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    status = proc.wait(timeout=600)
+    os.close(master)
+    return status, shown.decode("utf-8", errors="replace")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    rounds.write_case_file(tmp_path / "project" / "cases" / "cases.yaml", [
+        rounds.case_row_from_fixture("clean", "ann", tmp_path),
+    ])  # fmt: skip
+    return tmp_path / "project"
+
+
+def round_args(project: Path, *extra: str) -> list[str]:
+    work = project.parent / "work"
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty",
+            "--bench-interpreter=minor", "--bench-no-summary", f"--bench-work={work}", *extra]  # fmt: skip
+
+
+@pytest.mark.usefixtures("index_uv_cache")
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_the_status_line_shows_on_a_terminal(project: Path, workers: list[str]) -> None:
+    status, shown = on_a_terminal(round_args(project, *workers), project)
+    assert status == 0, shown[-3000:]
+    assert RUNNING in shown, shown[-3000:]
+    # drawn after what pytest printed, with the cursor put back, and cleared at the end
+    assert "\x1b7  running 1: ann__clean" in shown and shown.count("\x1b7") == shown.count("\x1b8")
+
+
+@pytest.mark.usefixtures("index_uv_cache")
+def test_no_status_line_when_the_output_is_not_a_terminal(project: Path) -> None:
+    done = subprocess.run(
+        round_args(project), cwd=project, env=rounds.inner_environment(), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "running 1" not in done.stdout + done.stderr and "\x1b7" not in done.stdout
