@@ -157,6 +157,10 @@ def open_manifest(ctl: Controller) -> None:
 
         manifest = read_manifest(ctl.run_dir)
         manifest.reruns.append(rerun_entry(ctl.run_dir, ctl.only, ctl.options.rerun or "resume"))
+        # The run is open again: how an earlier session ended it (stopped, interrupted, its end and
+        # the digests it closed with) is history the reruns list keeps; this session writes its own
+        # end, and a session killed before it leaves a run with no end, which nothing reads as whole.
+        manifest.stopped, manifest.interrupted, manifest.ended_at, manifest.digests = None, False, None, {}
     else:
         case_file = load_case_file(Path(context.cases_path))
         options = ctl.options
@@ -204,10 +208,11 @@ def stopped_at_preflight(ctl: Controller) -> None:
         shutil.rmtree(ctl.run_dir, ignore_errors=True)
         ctl.run_dir = None
         return
-    from pytest_obelize_bench.records.runs import utc_now, write_manifest
+    from pytest_obelize_bench.records.runs import folder_digests, utc_now, write_manifest
 
     ctl.manifest.stopped = "preflight"
     ctl.manifest.ended_at = utc_now()
+    ctl.manifest.digests = folder_digests(ctl.run_dir)  # what the folder holds as this session leaves it
     write_manifest(ctl.run_dir, ctl.manifest)
 
 

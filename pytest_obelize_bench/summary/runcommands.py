@@ -122,19 +122,21 @@ def list_runs_report(results: Path, given: Path | None, default: Path, round_num
             if manifest.kind == "imported":
                 published = read_published(Path(results) / f"round-{number}", manifest.cases_recorded).records
                 counts: Counter[str] = Counter(record.tier for record in published.values())
-                state = "imported"
+                state, reasons = "imported", []
             else:
                 found = read_run_records(run.folder, [case.id for case in case_file.cases])
                 counts = Counter(record.tier for record in found.records.values())
                 expected = expected_cases(case_file, number) if number == case_file.round else manifest.cases_expected
                 reasons = incomplete_reasons(manifest, found.records, expected)
-                state = "complete" if not reasons else "partial: " + "; ".join(reasons)
+                state = "complete" if not reasons else "partial"
             published_mark = "  PUBLISHED" if note is not None and note.run == manifest.run else ""
             tools = ", ".join(manifest.tools_recorded) or "--"
             tiers = ", ".join(f"{tier} {counts[tier]}" for tier in TIERS if counts[tier])
             print(
                 f"round {number}  {manifest.run}  {tools}  {state}  [{tiers or 'no records'}]{published_mark}", file=out
             )
+            for why in reasons:  # one line each, under the run's own
+                print(f"  partial: {why}", file=out)
             changed = tampered(folder, manifest)
             if changed:
                 shown_files = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")

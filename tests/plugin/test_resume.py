@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from pytest_obelize_bench.case.content_key import case_row_hash, content_key
 from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.record import Record
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.session.resume import choose, latest_run
@@ -197,3 +199,34 @@ def test_an_error_record_runs_again_on_resume(tmp_path: Path) -> None:
     assert (tmp_path / "work2" / "round-2" / "cat__trap-vertex").exists()  # it ran in this session
     kept = rounds.only_run(project / "results" / "round-2") / "attempts" / "cat__trap-vertex.1.json"
     assert json.loads(kept.read_text(encoding="utf-8"))["provenance"]["run_at"] == first["provenance"]["run_at"]
+
+
+@pytest.mark.usefixtures("index_uv_cache")
+def test_a_resume_stopped_at_preflight_then_resumed_is_a_whole_run_and_no_tamper(tmp_path: Path) -> None:
+    """The documented way back from a failed resume: resume again. The run then reads as whole."""
+    project = tmp_path / "project"
+    rows = [
+        rounds.case_row_from_fixture("trap-vertex", "ann", tmp_path),
+        rounds.case_row_from_fixture("trap-vertex-preview", "bob", tmp_path),
+    ]
+    cases_file = rounds.write_case_file(project / "cases" / "cases.yaml", rows)
+    assert _round(project, tmp_path / "work1").returncode == 0
+    # bob's key changes, and its repository is out of reach: the resume stops at its preflight
+    origin = Path(rows[1]["repo"].removeprefix("file://"))
+    hidden = origin.with_name("hidden")
+    origin.rename(hidden)
+    rows[1]["license"] = "Apache-2.0"
+    rounds.write_case_file(cases_file, rows)
+    stopped = _round(project, tmp_path / "work2", "--bench-resume")
+    assert stopped.returncode == 4, stopped.stdout[-3000:]
+    hidden.rename(origin)
+    again = _round(project, tmp_path / "work3", "--bench-resume")
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
+    out = io.StringIO()
+    cli_main(["runs", "--round", "2", "--cases", str(cases_file), "--results", str(project / "results")], out)
+    listing = out.getvalue()
+    assert "CHANGED" not in listing and "preflight" not in listing and "interrupted" not in listing, listing
+    assert " complete " in listing, listing
+    manifest = json.loads((rounds.only_run(project / "results" / "round-2") / "run.json").read_text("utf-8"))
+    assert manifest["stopped"] is None and manifest["interrupted"] is False and manifest["ended_at"]
+    assert [entry["kind"] for entry in manifest["reruns"]] == ["resume", "resume"]
