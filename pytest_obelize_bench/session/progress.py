@@ -15,6 +15,7 @@ current line, with the cursor put back, so pytest's own letters keep their place
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -143,10 +144,8 @@ class Progress:
         if self._thread.is_alive():
             self._thread.join(timeout=INTERVAL_S * 2)
         self.clear()
-        try:
+        with contextlib.suppress(OSError):
             self.stream.close()
-        except OSError:
-            pass
 
 
 __all__ = ["Progress", "Running", "current_step", "format_status", "snapshot", "terminal_stream"]
