@@ -34,10 +34,14 @@ def _print_problems(problems: Sequence[str], out: TextIO) -> None:
 
 def check_cases(path: Path, out: TextIO) -> int:
     """Print yes/NO for every rule of the protocol, then each problem; exit 1 on any NO."""
-    from pytest_obelize_bench.casefile.cases import Problem
+    from pytest_obelize_bench.casefile.cases import UNREADABLE, Problem
     from pytest_obelize_bench.casefile.rules import RULES, control_set_problems
 
     case_file, problems = check_case_file(path)
+    unreadable = [problem.text for problem in problems if problem.rule == UNREADABLE]
+    if unreadable:  # no rule can be checked: one line, and the status of input that cannot be used
+        print(f"obelize-bench check-cases: {unreadable[0]}", file=out)
+        return 2
     if case_file is not None:
         found = control_set_problems(case_file.round, case_file.cases)
         problems = [*problems, *(Problem(rule, f"{path}: {text}") for rule, text in found)]
@@ -283,11 +287,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The commands that read the project's case file or results folder by default.
+PROJECT_COMMANDS = frozenset(
+    {"summarize", "regrade", "compare", "runs", "publish", "show", "review", "gate", "errors", "comparison"}
+)
+
+
+def outside_project(args: argparse.Namespace) -> str | None:
+    """Why a command that reads the project by default cannot find it from here; None when it can."""
+    if args.command not in PROJECT_COMMANDS or getattr(args, "cases", None) or getattr(args, "results", None):
+        return None
+    if DEFAULT_CASES.exists() or DEFAULT_RESULTS.exists():
+        return None
+    return (
+        f"obelize-bench {args.command}: no {DEFAULT_CASES} and no {DEFAULT_RESULTS}/ in {Path.cwd()}: run it "
+        "from the project root (the folder that holds cases/ and results/), or pass --cases and --results"
+    )
+
+
+def _results_case_file(results: Path, out: TextIO) -> Path | None:
+    """The case file a results folder's newest published round was published from, when it names one
+    and it is on disk: ``--results DIR`` alone then renders DIR with its own keys, not the default."""
+    from pytest_obelize_bench.records.runref import published_case_file, round_numbers
+
+    if results == DEFAULT_RESULTS:
+        return None
+    for number in sorted(round_numbers(results), reverse=True):
+        ref = published_case_file(results, number)
+        path = None if ref is None else ref.resolve(results)
+        if path is not None and path.is_file():
+            print(f"case file: {path} (round {number} of {results} was published from it)", file=out)
+            return path
+    return None
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(argv)
     results = getattr(args, "results", None) or DEFAULT_RESULTS
+    elsewhere = outside_project(args)
+    if elsewhere is not None:
+        print(elsewhere, file=out)
+        return 2
     try:
         if args.command == "check-cases":
             return check_cases(args.path, out)
@@ -298,7 +340,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "summarize":
             from pytest_obelize_bench.summary.roundfiles import summarize
 
-            return summarize(results, args.cases or DEFAULT_CASES, check=args.check, out=out)
+            cases = args.cases or _results_case_file(results, out) or DEFAULT_CASES
+            return summarize(results, cases, check=args.check, out=out)
         if args.command in ("regrade", "compare", "runs", "publish", "show"):
             return _run_command(args, results, out)
         if args.command == "review":

@@ -68,14 +68,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config.option, "randomly_reorganize"):
         config.option.randomly_reorganize = False
 
-    from pytest_obelize_bench.casefile.cases import CaseFileError
+    from pytest_obelize_bench.casefile.cases import UNREADABLE, CaseFileError
     from pytest_obelize_bench.session.startup import build_context, load_items
 
     rootdir = Path(config.rootpath)
     try:
         cases_by_path = load_items(config, mode, rootdir)
     except CaseFileError as exc:
-        raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(exc.problems)) from None
+        lines = list(exc.problems)
+        if any(problem.rule == UNREADABLE for problem in exc.found):
+            lines.append(
+                f"(pytest ran in {config.invocation_params.dir}: run it from the project root, the folder that "
+                "holds cases/, or name the file with --bench-cases=FILE)"
+            )
+        raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(lines)) from None
     config.stash[COLLECT_PATHS_KEY] = cases_by_path
     # The benchmark items replace whatever pytest would collect: a round never runs unit tests.
     config.args = [str(path) for path in cases_by_path]

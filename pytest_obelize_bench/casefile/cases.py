@@ -103,7 +103,12 @@ def _read_yaml(path: Path) -> Any:
     try:
         return read_yaml(path, CASE_FILE_BYTES)
     except UntrustedFileError as exc:
-        raise CaseFileError([str(exc)]) from None
+        # missing, a link, too large, not UTF-8 or not YAML: no rule can be checked at all
+        raise CaseFileError([Problem(UNREADABLE, str(exc).splitlines()[0])]) from None
+
+
+#: The rule name of a case file that could not be read as YAML at all.
+UNREADABLE = "unreadable"
 
 
 def load_case_file(path: Path | str) -> CaseFile:

@@ -9,6 +9,7 @@ records received in this session, never from files on disk.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +253,13 @@ class Controller:
             self._write_lost(nodeid, case, reason, "the session ended while this case ran; finished records are kept")
         if interrupted:
             self.interrupted_missing = len(set(self.watch.cases) - set(self.records))
+        if self.new_run and self.run_dir is not None and not session.items and not self.records:
+            # -k or -m that matched no case: nothing ran, so no run is left for `runs` to list
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+            if terminal is not None:
+                terminal.write_line(f"obelize-bench: no case was selected, so run {self.run_id} was not kept")
+            self.run_dir = None
         if self.run_dir is not None and self.manifest is not None and not self.manifest.stopped:
             from pytest_obelize_bench.session.runlife import finish_run
 

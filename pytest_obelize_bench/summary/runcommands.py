@@ -7,11 +7,12 @@ the record is used and said. Exit status 0 on success, 1 for a refusal, 2 for un
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
+from pytest_obelize_bench.casefile.cases import Case, CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.grading.record import TIERS, RecordError
 from pytest_obelize_bench.records.publication_note import expected_cases, read_publication
 from pytest_obelize_bench.records.published import read_bounded_text, read_case_record, read_published
@@ -23,6 +24,7 @@ from pytest_obelize_bench.records.runref import (
     round_numbers,
 )
 from pytest_obelize_bench.records.runs import (
+    IMPORTED_KIND,
     incomplete_reasons,
     list_runs,
     read_run_records,
@@ -149,6 +151,27 @@ def list_runs_report(results: Path, given: Path | None, default: Path, round_num
 # -- show --------------------------------------------------------------------------------------
 
 
+def did_you_mean(name: str, known: set[str]) -> str:
+    """``; did you mean navamai__navamai?`` for a case id given by half or misspelt; empty when none is near."""
+    halves = sorted(k for k in known if name in k.split("__") or k.startswith(name) or k.endswith(name))
+    near = halves or difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(near[:3])}?" if near else ""
+
+
+def _record_ids(folder: Path) -> set[str]:
+    """The cases a round folder holds a record of (its file names, nothing read)."""
+    if not folder.is_dir():
+        return set()
+    return {p.stem for p in folder.glob("*.json") if "." not in p.stem and "__" in p.stem}
+
+
+def _case_file_or_none(path: Path) -> list[Case]:
+    try:
+        return list(load_case_file(path).cases)
+    except CaseFileError:
+        return []
+
+
 def show(
     results: Path,
     case_id: str,
@@ -183,7 +206,12 @@ def show(
                 (f, m) for f, m, _ in list_runs(results, number) if m is not None and (f / f"{case_id}.json").is_file()
             ]
             if not with_case:
-                print(f"obelize-bench show: no record of {case_id} in round {number} (published or in a run)", file=out)
+                known = _record_ids(round_folder) | {case.id for case in _case_file_or_none(given or default)}
+                print(
+                    f"obelize-bench show: no record of {case_id} in round {number} (published or in a run)"
+                    + did_you_mean(case_id, known),
+                    file=out,
+                )
                 return 2
             folder, manifest = with_case[-1]
             run = RunRef(number, manifest.run, folder, manifest)
@@ -230,6 +258,22 @@ def publish(
     from pytest_obelize_bench.summary.roundfiles import publish_round
 
     run = find_run(results, run_name, round_number)
+    if run.manifest.kind == IMPORTED_KIND:
+        print(
+            f"run {run.run_id} is round {run.round}'s imported run: its records were published when it was "
+            "imported (they live in the round folder, not the run folder); nothing to publish",
+            file=out,
+        )
+        return 0
+    try:
+        note = read_publication(Path(results) / f"round-{run.round}")
+    except RecordError:
+        note = None
+    if note is not None and note.run == run.run_id:
+        when = f" at {note.published_at}" if note.published_at else ""
+        print(f"run {run.run_id} is already round {run.round}'s published run (published{when}); nothing rewritten",
+              file=out)  # fmt: skip
+        return 0
     case_file = _run_case_file(results, run, given, default, out)
     outcome = publish_round(
         results,

@@ -115,3 +115,17 @@ def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
     assert not [line for line in cli_output("runs", "--results", str(pytester.path / "results")) if "round 2" in line]
     assert not (pytester.path / "results" / "BENCHMARK_RESULTS.md").exists()
     assert not (tmp_path / "work" / "round-2").exists()
+
+
+def test_a_selection_that_matches_no_case_leaves_no_run(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    casefile.write(pytester.path / "cases" / "cases.yaml", casefile.standard())
+    result = pytester.runpytest_subprocess(
+        "--bench-round=2", "--bench-allow-dirty", f"--bench-work={tmp_path / 'work'}", "-k", "nosuchcase"
+    )
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["obelize-bench: no case was selected, so run * was not kept"])
+    runs = pytester.path / "results" / "round-2" / "runs"
+    assert not runs.exists() or list(runs.iterdir()) == []
+    assert cli_output("runs", "--results", str(pytester.path / "results")) == [
+        f"no runs under {pytester.path / 'results'}"
+    ]
