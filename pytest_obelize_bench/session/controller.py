@@ -47,7 +47,10 @@ class Controller:
         self.summary_error: str | None = None
         self.run_id: str | None = None
         self.run_dir: Path | None = None
+        #: the items a rerun or resume runs again (None: every selected item)
         self.only: list[str] | None = None
+        #: a rerun's records to replace, by stem (``case`` or ``case.attempt-N``)
+        self.rerun_stems: list[str] | None = None
         self.manifest: Any = None
         self.preflight_lines: list[str] = []
         self.progress: Any = None

@@ -29,8 +29,9 @@ def results_given(config: pytest.Config) -> bool:
 def start_run(ctl: Controller) -> None:
     """Name this session's run (or the run a rerun adds to) and what it will rerun."""
     from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.records.reruns import rerun_cases
-    from pytest_obelize_bench.records.runs import new_run_id, read_run_records, run_folder
+    from pytest_obelize_bench.grading.attempts import item_name, parse_stem
+    from pytest_obelize_bench.records.reruns import rerun_cases, run_attempts
+    from pytest_obelize_bench.records.runs import new_run_id, read_manifest, run_folder
 
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
@@ -47,8 +48,16 @@ def start_run(ctl: Controller) -> None:
         raise pytest.UsageError("--bench-run=RUN is for --bench-rerun=errors; a new run gets an id of its own")
     if given:
         folder = existing_run(results, number, given, "--bench-run")
+        repeat = read_manifest(folder).repeat or 1
+        if ctl.options.repeat != repeat:
+            raise pytest.UsageError(
+                f"run {given} ran each case {repeat} time(s): rerun its errors with --bench-repeat={repeat}, "
+                "so that each errored attempt runs again as itself"
+            )
         ids = [case.id for case in load_case_file(Path(ctl.context.cases_path)).cases]
-        ctl.only = rerun_cases(read_run_records(folder, ids).records, tool_errors=rerun == "all-errors")
+        # each attempt is judged on its own record: attempt 2 can error where attempt 1 did not
+        ctl.rerun_stems = rerun_cases(run_attempts(folder, ids), tool_errors=rerun == "all-errors")
+        ctl.only = [item_name(*parse_stem(stem), repeat) for stem in ctl.rerun_stems]
         ctl.run_id = given
     else:
         _refuse_foreign_results(ctl, results, number)
@@ -156,7 +165,8 @@ def open_manifest(ctl: Controller) -> None:
         from pytest_obelize_bench.records.reruns import rerun_entry
 
         manifest = read_manifest(ctl.run_dir)
-        manifest.reruns.append(rerun_entry(ctl.run_dir, ctl.only, ctl.options.rerun or "resume"))
+        stems = ctl.rerun_stems if ctl.rerun_stems is not None else ctl.only
+        manifest.reruns.append(rerun_entry(ctl.run_dir, stems, ctl.options.rerun or "resume"))
         # The run is open again: how an earlier session ended it (stopped, interrupted, its end and
         # the digests it closed with) is history the reruns list keeps; this session writes its own
         # end, and a session killed before it leaves a run with no end, which nothing reads as whole.

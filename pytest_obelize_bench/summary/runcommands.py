@@ -101,6 +101,17 @@ def compare(
 # -- runs --------------------------------------------------------------------------------------
 
 
+def _repeats_line(folder: Path, ids: list[str]) -> str:
+    """The tiers of a repeated run's later attempts, and which errored: the run line counts attempt 1."""
+    from pytest_obelize_bench.records.reruns import run_attempts
+
+    later = [r for r in run_attempts(folder, ids).values() if r.attempt_number > 1]
+    counts: Counter[str] = Counter(record.tier for record in later)
+    tiers = ", ".join(f"{tier} {counts[tier]}" for tier in TIERS if counts[tier])
+    errored = sorted(f"{r.case} attempt {r.attempt_number}" for r in later if r.tier == "error")
+    return f"  repeats: [{tiers or 'no records'}]" + (f"; errored: {', '.join(errored)}" if errored else "")
+
+
 def list_runs_report(results: Path, given: Path | None, default: Path, round_number: int | None, out: TextIO) -> int:
     """Every run of a round (or of every round): id, tool, complete or not, tier counts, and any
     run folder whose files no longer match what its session wrote."""
@@ -139,6 +150,8 @@ def list_runs_report(results: Path, given: Path | None, default: Path, round_num
             )
             for why in reasons:  # one line each, under the run's own
                 print(f"  partial: {why}", file=out)
+            if manifest.kind != "imported" and (manifest.repeat or 1) > 1:
+                print(_repeats_line(run.folder, [case.id for case in case_file.cases]), file=out)
             changed = tampered(folder, manifest)
             if changed:
                 shown_files = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")

@@ -6,11 +6,13 @@ fails (obelize_failed, a tool error) on every attempt. git, uv, PyPI installs an
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import rounds
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
@@ -54,3 +56,45 @@ def test_a_tool_error_is_rerun_only_when_asked_and_the_replaced_attempt_is_liste
             "error_class": "tool",
         }
     ]
+
+
+def test_a_rerun_of_a_repeated_run_reruns_each_errored_attempt_as_itself(tmp_path: Path) -> None:
+    """Attempt 2 errored for the machine, attempt 1 did not: the rerun runs attempt 2, only."""
+    project = tmp_path / "project"
+    case = "ann__clean"
+    rounds.write_case_file(project / "cases" / "cases.yaml", [rounds.case_row_from_fixture("clean", "ann", tmp_path)])
+    common = ["--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-work={tmp_path / 'w'}"]
+    first = rounds.run_pytest(project, *common, "--bench-repeat=2")
+    assert first.returncode == 0, first.stdout[-2000:]
+    run = rounds.only_run(project / "results" / "round-2")
+    second = run / f"{case}.attempt-2.json"
+    data = json.loads(second.read_text(encoding="utf-8"))
+    measured = data["tier"]
+    data["tier"], data["error"] = "error", {"step": "install", "reason": "install_failed", "detail": "no network"}
+    second.write_text(json.dumps(data), encoding="utf-8")
+    refused = rounds.run_pytest(project, *common, "--bench-rerun=errors", f"--bench-run={run.name}")
+    assert refused.returncode == 4 and "--bench-repeat=2" in refused.stderr, refused.stdout[-2000:]
+    again = rounds.run_pytest(project, *common, "--bench-rerun=errors", f"--bench-run={run.name}", "--bench-repeat=2")
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert "1 deselected" in again.stdout  # attempt 1 stands as measured
+    assert json.loads(second.read_text(encoding="utf-8"))["tier"] == measured
+    assert (run / "attempts" / f"{case}.attempt-2.1.json").is_file() and not (
+        run / "attempts" / f"{case}.1.json"
+    ).exists()
+    last = json.loads((run / "run.json").read_text(encoding="utf-8"))["reruns"][-1]
+    assert last["cases"] == [f"{case}.attempt-2"]
+    assert last["replaced"][0]["case"] == case and last["replaced"][0]["kept_as"] == f"attempts/{case}.attempt-2.1.json"
+    listing = io.StringIO()
+    cli_main(
+        [
+            "runs",
+            "--round",
+            "2",
+            "--results",
+            str(project / "results"),
+            "--cases",
+            str(project / "cases" / "cases.yaml"),
+        ],
+        listing,
+    )
+    assert f"  repeats: [{measured} 1]" in listing.getvalue().splitlines()
