@@ -1,0 +1,110 @@
+"""Every shell command of README and the documentation pages, pasted as written.
+
+Each command a page shows either runs here as pasted and exits 0, or is named below with the
+reason it cannot (it needs the network or a real repository, names a placeholder the reader fills
+in, starts a server, rewrites a published document, or is this suite itself), so a new command on
+any page is either run or consciously left out, and a recipe that stops working fails CI.
+Running them takes a couple of minutes (the fixtures pass and the dry run's fixture frame are
+among them), so that test is marked ``tutorial`` and runs only when asked for with ``-m
+tutorial``, as ``.ci/run`` does; the parsing test runs everywhere. The promotion recipe, which
+needs two real rounds, has a test of its own (``test_promotion_recipe.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.doc_commands import shell_commands
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "docs" / "index.md",
+    ROOT / "docs" / "tutorial.md",
+    *sorted((ROOT / "docs" / "how-to").glob("*.md")),
+    *sorted((ROOT / "docs" / "explanation").glob("*.md")),
+]
+SETUP = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
+ROUND = ".venv/bin/pytest --bench-round=2 -n 8 --bench-interpreter=minor"
+PLACEHOLDER = "names a placeholder (RUN, PATH_OR_PIN, FRAME.yaml, SNAPSHOTS, a host) the reader fills in"
+
+#: The commands not run here, each with the reason; matched by their start.
+NOT_RUN: dict[str, str] = {
+    SETUP: "the set-up itself: PyPI",
+    ".venv/bin/python -m pytest -n auto": "this suite itself",
+    ".venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy": ".ci/run runs each of them",
+    ROUND: "a real round: the repositories on GitHub",
+    ".venv/bin/pytest --bench-round=2 --bench-repeat": "a real round: the repositories on GitHub",
+    ".venv/bin/obelize-bench gate ": PLACEHOLDER + "; test_promotion_recipe.py runs it",
+    ".venv/bin/mkdocs serve": "a server that runs until stopped; .ci/run builds the site instead",
+    ".venv/bin/python benchmarks/replay_round1.py": "a real replay: repository snapshots",
+    ".venv/bin/python -m pytest --bench-round=1 --bench-cases=tests/data/upstream/cases.yaml": "a real replay",
+    ".venv/bin/obelize-bench errors collect": "needs a round's run folders and rewrites the collected rows",
+    ".venv/bin/obelize-bench errors check --round 2": "round 2 is not yet analysed (no cases/errors-round-2.yaml)",
+    ".venv/bin/obelize-bench summarize\n": "rewrites the results document",
+    "PATH=$(dirname": "a measurement of round speed, minutes long",
+    ".venv/bin/pytest --bench-compare=path/to/your-arm.yaml": PLACEHOLDER,
+    ".venv/bin/pytest --bench-dryrun=py-pdf/pypdf2-to-pypdf --bench-frame=FRAME.yaml": PLACEHOLDER,
+    ".venv/bin/python benchmarks/snapshot_cache.py": PLACEHOLDER,
+    ".venv/bin/python -m pytest --bench-dryrun=py-pdf/pypdf2-to-pypdf --bench-frame=cases/dryrun/": "real frames",
+    ".venv/bin/pytest --bench-gate1": "the Gate 1 frame's real repositories",
+    ".venv/bin/obelize-bench publish --run RUN": PLACEHOLDER,
+    ".venv/bin/python -m pytest --bench-round=2 --obelize=obelize==0.8.0 --dist=load": PLACEHOLDER,
+    ".venv/bin/pytest --bench-round=2 --bench-interpreter=minor --bench-rerun": PLACEHOLDER,
+    ".venv/bin/pytest --bench-round=2 --bench-interpreter=minor --lf": "a real round: the repositories on GitHub",
+    "UV_CACHE_DIR=~/.cache/obelize-bench-uv .venv/bin/pytest --bench-round=2": "a real round",
+    ".venv/bin/obelize-bench review navamai__navamai --run RUN": PLACEHOLDER,
+}
+
+
+def why_not_run(command: str) -> str | None:
+    for start, why in NOT_RUN.items():
+        if (command + "\n").startswith(start) or command == start:
+            return why
+    return None
+
+
+def page_commands() -> list[tuple[str, str]]:
+    """(page, command) for every command of every page, in page order."""
+    found = []
+    for page in PAGES:
+        for command in shell_commands(page.read_text(encoding="utf-8")):
+            found.append((page.relative_to(ROOT).as_posix(), command))
+    return found
+
+
+def offline_commands() -> list[str]:
+    """Each command that runs here, once, whichever pages show it."""
+    return list(dict.fromkeys(command for _, command in page_commands() if why_not_run(command) is None))
+
+
+def test_every_page_is_read_and_every_command_not_run_is_still_shown() -> None:
+    shown = [command for _, command in page_commands()]
+    assert len({page for page, _ in page_commands()}) >= 10
+    for start in NOT_RUN:
+        assert any((command + "\n").startswith(start) or command == start for command in shown), (
+            f"{start!r} is named as not run but no page shows it any more"
+        )
+    assert ".venv/bin/python -m pytest --fixtures-only" in offline_commands()
+    assert ".venv/bin/obelize-bench comparison check --round 1" in offline_commands()
+    assert shell_commands("```sh\na \\\n  b   # why\n# note\n```\n```text\nc\n```\n") == ["a    b"]
+
+
+@pytest.mark.tutorial
+@pytest.mark.parametrize("command", offline_commands())
+def test_an_offline_command_runs_as_pasted(command: str, tmp_path: Path) -> None:
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("the pages' commands use the project's .venv (the set-up of Start here)")
+    # The default work root is <system temp>/obelize-bench-<uid>: a temp folder of this test's own.
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert after.stdout == before.stdout, f"{command} changed the project's files"
