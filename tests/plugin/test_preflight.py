@@ -110,6 +110,7 @@ def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
     failing = [line for line in result.outlines if line.startswith("preflight: ")]
     assert len(failing) == 1 and failing[0].startswith(f"preflight: beta__gone: repository {missing} is unreachable")
     assert "preflight failed for 1 case(s); nothing ran" in text
+    assert "--bench-repo-cache=DIR supplies repositories offline" in text
     round_folder = pytester.path / "results" / "round-2"
     assert not (round_folder / "runs").exists() or list((round_folder / "runs").iterdir()) == []
     assert not [line for line in cli_output("runs", "--results", str(pytester.path / "results")) if "round 2" in line]
@@ -129,3 +130,11 @@ def test_a_selection_that_matches_no_case_leaves_no_run(pytester: pytest.Pyteste
     assert cli_output("runs", "--results", str(pytester.path / "results")) == [
         f"no runs under {pytester.path / 'results'}"
     ]
+
+
+def test_pytest_outside_the_project_says_to_run_from_its_root(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--bench-round=2", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*cases/cases.yaml: missing", "(pytest ran in *: run it from the project root, the folder that holds cases/*"]
+    )
