@@ -71,6 +71,18 @@ def completeness(run: RunEvidence) -> list[Reason]:
             else f"{who}: run.json says the run is not whole: {'; '.join(unfinished)}",
         ),
     ]
+    reasons.append(
+        reason(
+            "run_unchanged",
+            f"{who}: files changed since its session ended",
+            len(run.changed),
+            0,
+            not run.changed,
+            f"{who}: the run folder is as its session left it"
+            if not run.changed
+            else f"{who}: {len(run.changed)} files changed since its session ended: {_shown(list(run.changed))}",
+        )
+    )
     recorded = {a.case for a in run.attempts}
     expected = manifest.cases_expected
     if not expected:

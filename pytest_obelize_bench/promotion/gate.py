@@ -49,7 +49,7 @@ DECISIONS_FOLDER = "decisions"
 EXIT_CODES = {"promote": 0, "reject": 1, "insufficient_evidence": 3}
 EXIT_UNUSABLE = 2
 #: Rules that say a run is not whole: a decision they stop is printed, never kept as a result.
-PARTIAL_RULES = frozenset({"run_complete", "run_not_interrupted"})
+PARTIAL_RULES = frozenset({"run_complete", "run_not_interrupted", "run_unchanged"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -234,7 +234,7 @@ def run_gate(
     for label in partial:
         print(
             f"decision not written for {label}: a run is not whole (a -k selection, an interrupted or unfinished "
-            "session), and a decision over partial runs is not a result; run the whole round",
+            "session) or changed since its session ended, and a decision over such runs is not a result",
             file=out,
         )
     outcomes = {d.outcome for d in decisions}

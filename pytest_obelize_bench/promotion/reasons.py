@@ -35,6 +35,7 @@ RULES: dict[str, Rule] = _rules(
     ("preregistered", "insufficient_evidence", "the policy is fixed before the runs: each run records its sha256"),
     ("run_complete", "insufficient_evidence", "partial evidence cannot promote"),
     ("run_not_interrupted", "insufficient_evidence", "an interrupted run is partial evidence"),
+    ("run_unchanged", "insufficient_evidence", "a run changed since its session ended is not what it measured"),
     ("no_infrastructure_errors", "insufficient_evidence", "a machine failure measures the machine, not the tool"),
     ("same_cases", "insufficient_evidence", "paired evidence needs the same cases on both sides"),
     ("same_pins", "insufficient_evidence", "another SDK, interpreter or index date measures something else"),

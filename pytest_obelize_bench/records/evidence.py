@@ -40,6 +40,7 @@ from pytest_obelize_bench.grading.record import (
 from pytest_obelize_bench.grading.repeatability import AttemptFacts, attempt_facts
 from pytest_obelize_bench.grading.tiers import tier
 from pytest_obelize_bench.records.manifest import MANIFEST_NAME, RunManifest, read_manifest_leniently
+from pytest_obelize_bench.records.runs import tampered
 
 __all__ = [
     "MANIFEST_NAME",
@@ -72,6 +73,8 @@ class RunEvidence:
     run_id: str
     manifest: RunManifest | None
     attempts: tuple[AttemptFacts, ...]
+    #: files of the ended run that no longer match the digests its session closed it with
+    changed: tuple[str, ...] = ()
 
     @property
     def tool_version(self) -> str | None:
@@ -260,6 +263,7 @@ def read_run(
         run_id=run_id,
         manifest=manifest,
         attempts=tuple(sorted(attempts, key=lambda a: (a.case, a.attempt))),
+        changed=() if manifest is None else tuple(tampered(folder, manifest)),
     )
 
 

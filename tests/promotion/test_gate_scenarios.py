@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
+from pytest_obelize_bench.records.runs import folder_digests
 from pytest_obelize_bench.summary.roundfiles import summarize
 from tests.helpers import promotion_runs as pr
 
@@ -226,3 +227,19 @@ def test_a_decision_over_a_partial_run_is_printed_but_never_written(
     assert not (project / "results" / "decisions").exists()
     assert summarize(project / "results", project / "cases" / "cases.yaml", check=False, out=io.StringIO()) == 0
     assert summarize(project / "results", project / "cases" / "cases.yaml", check=True, out=io.StringIO()) == 0
+
+
+def test_a_run_changed_since_its_session_ended_is_refused_naming_the_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(project, "old", {})
+    folder = run(project, "new", dict.fromkeys(range(10), "v"), version="0.9.0")
+    manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    manifest["digests"] = folder_digests(folder)  # as its session closed it
+    (folder / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    record = folder / "owner12__repo.json"
+    record.write_text(record.read_text(encoding="utf-8").replace('"runtime_seconds": 10.0', '"runtime_seconds": 1.0'))
+    status, document, output = gate(project, monkeypatch)
+    assert status == 3 and document == {}
+    assert "new: 1 files changed since its session ended: owner12__repo.json" in output
+    assert "decision not written for new" in output
