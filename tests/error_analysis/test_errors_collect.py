@@ -193,7 +193,8 @@ def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
     assert (figures["levers_are_upper_bounds"], figures["levers_add_up"]) == (True, False)
     assert len(figures["misses"]) == 25 and len(figures["unexpected"]) == 3
     document = (results / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
-    assert "| migrated | 25 | 9.0% |" in document and "| limitation | 21 | 213 |" in document
+    assert "| migrated | 25 | 9.0% [4.0%, 19.2%] |" in document and "| limitation | 21 | 213 |" in document
+    assert "| total | 277 | 277 rows in 20 repositories |" in document
     assert "| `local_import` | withheld | 18 | 29 | +26 | rule_change | COVERAGE 28 |" in document
     assert summarize(cases / "cases.yaml", results, "--check")[0] == 0
 
