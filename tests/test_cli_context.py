@@ -9,8 +9,9 @@ import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
+from pytest_obelize_bench.records.review_drift import review_drift
 from pytest_obelize_bench.summary.roundfiles import publish_round
-from tests.helpers import casefile
+from tests.helpers import casefile, promotion_runs
 from tests.records.test_publication import all_cases, make_run
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -81,3 +82,30 @@ def test_summarize_with_another_results_folder_uses_the_case_file_it_was_publish
     code, lines = run("summarize", "--check", "--results", str(results))
     assert code == 0, lines
     assert lines[0] == f"case file: {case_file.path} (round 2 of {results} was published from it)"
+
+
+def test_a_review_filed_after_publication_makes_the_check_fail_until_the_round_is_regraded(tmp_path: Path) -> None:
+    case_file = load_case_file(casefile.write(tmp_path / "cases" / "cases.yaml", casefile.standard()))
+    first = case_file.cases[0].id
+    digest = "c0" * 32
+    records = all_cases(case_file)
+    patched = records[0].model_copy(
+        update={
+            "measurements": records[0].measurements.model_copy(update={"patch_applied": True, "patch_compiles": True}),
+            "provenance": records[0].provenance.model_copy(update={"patch_sha256": digest}),
+            "tier": "partial",
+        }
+    )
+    results = tmp_path / "results"
+    assert publish_round(results, case_file, 2, make_run(results, case_file, [patched, *records[1:]])).published
+    code, lines = run("summarize", "--check", "--results", str(results), "--cases", str(case_file.path))
+    assert code == 0, lines
+    promotion_runs.add_reviews(tmp_path, [(first, digest)])  # cases/reviews/round-2.yaml beside the case file
+    code, lines = run("summarize", "--check", "--results", str(results), "--cases", str(case_file.path))
+    assert code == 1
+    assert (
+        f"obelize-bench summarize --check: round 2: {first}: the reviews file says human_edits 0, patch_correct "
+        "true of its patch, the published record human_edits null, patch_correct null: run `obelize-bench regrade "
+        "--round 2 --write`"
+    ) in lines
+    assert review_drift(2, {first: patched}, {}) == []  # unreviewed on both sides: nothing drifted

@@ -298,6 +298,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     document = results_dir / DOCUMENT_NAME
     # The decisions list (decision_list.py) and the Gate 1 and dry-run blocks (measure_document.py)
     # are blocks of their own, with their own checks.
+    from pytest_obelize_bench.casefile.reviews import ReviewFileError
     from pytest_obelize_bench.measure.document import (
         MeasurementError,
         apply_measurements,
@@ -312,6 +313,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         with_decisions,
     )
     from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
+    from pytest_obelize_bench.records.review_drift import drifted_reviews
 
     try:
         case_file = load_case_file(case_file_path)
@@ -329,15 +331,17 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         decisions = render_decisions(documents)
         charts: list[Chart] = [chart for _, round_charts_ in rendered.values() for chart in round_charts_]
         charts.extend(decision_charts(documents))
+        drifted = drifted_reviews(Path(case_file_path), {n: round_.data.records for n, round_ in loaded.items()})
         # A measurement that cannot be rendered has no chart; check_measurements names the problem.
         with contextlib.suppress(MeasurementError):
             charts.extend(measurement_charts(results_dir, Path(case_file_path)))
-    except (CaseFileError, RecordError, EvidenceError, ValueError, LockBusy) as exc:
+    except (CaseFileError, RecordError, EvidenceError, ValueError, LockBusy, ReviewFileError) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"obelize-bench summarize: {line}", file=stream)
         return 1
     problems = [problem for round_ in loaded.values() for problem in round_.problems]
     problems += measurement_problems(results_dir)
+    problems += drifted  # a review filed, changed or withdrawn since its round was graded
     unknown = [path for round_ in loaded.values() for path in round_.unknown]
     if check:
         for problem in problems:
