@@ -74,7 +74,7 @@ def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, d
         template = load_template(case_path.parent / PROMPT_FILE)
     except (ArmFileError, PromptError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    work_root = Path(options.work).expanduser().resolve() if options.work else default_work_root()
+    work_root = Path(options.work) if options.work else default_work_root()  # absolute already (options)
     # Blind: a neutral root named by a digest, outside the work root, so no path the agent sees
     # names the project or the case.
     blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_of(str(work_root).encode())[:10])

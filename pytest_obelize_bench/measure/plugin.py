@@ -83,7 +83,7 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
     from pytest_obelize_bench.measure.staging import MeasureContext
 
     options = options_of(config)
-    work_root = Path(options.work).expanduser().resolve() if options.work else default_work_root()
+    work_root = Path(options.work) if options.work else default_work_root()  # absolute already (options)
     cache = options.repo_cache
     tool: ToolInfo | None = None
     provenance: PackInfo | None = None

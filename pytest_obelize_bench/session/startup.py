@@ -80,7 +80,7 @@ def build_context(
             "Commit first, or pass --bench-allow-dirty (the records will say so)."
         )
     work_option = options.work
-    work_root = Path(work_option).expanduser().resolve() if work_option else default_work_root()
+    work_root = Path(work_option) if work_option else default_work_root()  # absolute already (options)
     cache_option = options.repo_cache
     exclude = options.exclude_newer
     try:
