@@ -207,6 +207,22 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return tier_status(tier, fixtures=context is not None and context.mode == "fixtures")
 
 
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """At the start of a benchmark session: which isolation its cases get, and what that leaves open."""
+    context = config.stash.get(CONTEXT_KEY, None)
+    if context is None or not is_controller(config) or context.mode not in ("round", "fixtures"):
+        return None
+    sandbox = context.sandbox
+    if sandbox.enabled:
+        view = "overlay" if sandbox.overlay else "copy"
+        return [f"obelize-bench: sandbox: bwrap {sandbox.version} ({view} view of environment templates)"]
+    return [
+        "obelize-bench: no sandbox: each case's venv copies its packages from the uv cache instead of linking "
+        "into it, so no case can change what another case or a later round installs; a suite can still write "
+        "anything this user can (docs/how-to/sandbox.md)"
+    ]
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     controller = config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:

@@ -138,6 +138,19 @@ def check_installed_version(
     return observed
 
 
+#: The step variable that says how uv places a package's files in a case venv.
+LINK_MODE_VARIABLE = "UV_LINK_MODE"
+#: Without a sandbox nothing stops a suite writing through a link into the shared uv cache, and
+#: so into every later case and round: there, every uv install of a step copies (uv reads the
+#: variable; the harness's own installs pass it as their flag).
+UNSANDBOXED_LINKS: Mapping[str, str] = {LINK_MODE_VARIABLE: "copy"}
+
+
+def link_mode(env: Mapping[str, str]) -> str:
+    """How the harness's installs place the SDK's files: links into the uv cache, or copies (no sandbox)."""
+    return env.get(LINK_MODE_VARIABLE, "symlink")
+
+
 def install_pinned(
     runner: StepRunner,
     *,
@@ -162,12 +175,13 @@ def install_pinned(
     # --link-mode=symlink: the sandbox binds the uv cache and the checkout as separate mounts, across
     # which a hard link fails and uv copies every file (about 7 s for the legacy SDK's 180 MB);
     # symlinks into the cache, read-only to every step but the installs, cost what hard links do.
+    # Without a sandbox the step environment says copy (UNSANDBOXED_LINKS): the cache stays the cache's.
     argv = [
         uv_binary(),
         "pip",
         "install",
         "--no-config",
-        "--link-mode=symlink",
+        f"--link-mode={link_mode(runner.env)}",
         "--python",
         os.fspath(interpreter),
         f"{distribution}=={version}",

@@ -110,10 +110,13 @@ def environment_key(
     uv_cache: str | None,
     commands: Sequence[str] | None,
     installs: Sequence[str],
+    link_mode: str = "symlink",
 ) -> str | None:
     """The key of the environment ``installs`` (``dist==version``, in order) produce; None if unshared.
 
     ``commands`` is ``command_material`` of the case's install commands (None: unshared).
+    ``link_mode`` is how uv placed the files (``symlink`` into its cache, or ``copy`` without a
+    sandbox): a template of links must never serve a case that may write through them.
     """
     if not interpreter_used or not exclude_newer or commands is None:
         return None
@@ -124,6 +127,7 @@ def environment_key(
             "uv_cache": uv_cache or "",
             "commands": list(commands),
             "installs": list(installs),
+            **({} if link_mode == "symlink" else {"link_mode": link_mode}),
         },
         sort_keys=True,
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.environment import link_mode
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.case.run import CaseKind, CaseRun
 from pytest_obelize_bench.case.templates import Template
@@ -187,20 +188,14 @@ def kind_for(context: RoundContext) -> CaseKind:
 
 def _template_for(run: CaseRun, used: str) -> Template | None:
     """The finished template of the case's environment key, which this sets (None: no key)."""
-    from pytest_obelize_bench.case.envreuse import command_material, environment_key
+    from pytest_obelize_bench.case.envreuse import command_material
     from pytest_obelize_bench.case.templates import Templates
 
     case = run.case
     legacy, _ = PACK_DISTRIBUTIONS[case.pack]
     # Taken before any command runs, and before the fix can rewrite a requirements file.
     run.install_material = command_material(case.install, run.checkout)
-    run.env_template = environment_key(
-        interpreter_used=used,
-        exclude_newer=run.context.exclude_newer,
-        uv_cache=run.env.get("UV_CACHE_DIR"),
-        commands=run.install_material,
-        installs=[f"{legacy}=={case.from_version}"],
-    )
+    run.env_template = _environment_key(run, [f"{legacy}=={case.from_version}"], used=used)
     if run.env_template is None:
         return None
     return Templates(Path(run.context.work_root)).find(run.env_template)
@@ -223,17 +218,11 @@ def _take_template(run: CaseRun, template: Template, interpreter: Interpreter) -
 def _own_installs(run: CaseRun) -> None:
     """Step 3: the reviewed install commands, offline when their content key was resolved before."""
     from pytest_obelize_bench.case.environment import run_install_commands
-    from pytest_obelize_bench.case.envreuse import Marks, environment_key, reuse_install
+    from pytest_obelize_bench.case.envreuse import Marks, reuse_install
 
     if not run.case.install:
         return
-    key = environment_key(
-        interpreter_used=run.venv().used,
-        exclude_newer=run.context.exclude_newer,
-        uv_cache=run.env.get("UV_CACHE_DIR"),
-        commands=run.install_material,
-        installs=[],
-    )
+    key = _environment_key(run, [])
 
     def install(offline: bool) -> str:
         run_install_commands(
@@ -346,14 +335,16 @@ def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, versio
     )
 
 
-def _environment_key(run: CaseRun, installs: list[str]) -> str | None:
-    """The key of the case's environment once ``installs`` ran after its install commands."""
+def _environment_key(run: CaseRun, installs: list[str], *, used: str | None = None) -> str | None:
+    """The key of the case's environment once ``installs`` ran after its install commands (on the
+    interpreter ``used``, by default the case venv's)."""
     from pytest_obelize_bench.case.envreuse import environment_key
 
     return environment_key(
-        interpreter_used=run.venv().used,
+        interpreter_used=run.venv().used if used is None else used,
         exclude_newer=run.context.exclude_newer,
         uv_cache=run.env.get("UV_CACHE_DIR"),
+        link_mode=link_mode(run.env),
         commands=run.install_material,
         installs=installs,
     )

@@ -90,6 +90,7 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
     run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
 
     def stage() -> None:
+        from pytest_obelize_bench.case.environment import UNSANDBOXED_LINKS
         from pytest_obelize_bench.case.staging import stage as stage_workspace
         from pytest_obelize_bench.isolation.executor import ProcessExecutor
         from pytest_obelize_bench.isolation.steps import StepRunner
@@ -100,6 +101,8 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
         # UV_SYSTEM_CERTS: uv trusts the operating system's certificates, so an install works
         # behind a proxy that re-signs TLS without passing any certificate variable through.
         variables = {"UV_PYTHON_DOWNLOADS": "never", "UV_SYSTEM_CERTS": "1", **run.kind.step_variables(context)}
+        if not (context.sandbox.enabled and context.sandbox.program):
+            variables.update(UNSANDBOXED_LINKS)  # no case can write into the shared uv cache through its venv
         # A repeat gets a fresh tree of its own: <case>.attempt-N beside the first attempt's <case>.
         staged = stage_workspace(
             Path(context.work_root),

@@ -90,6 +90,7 @@ def test_the_key_changes_with_each_part_and_is_none_when_unshared() -> None:
         ("uv_cache", "/other"),
         ("commands", ["uv pip install pytest==8.3.3"]),
         ("installs", ["google-generativeai==0.8.5"]),
+        ("link_mode", "copy"),  # a template of links never serves a case without the sandbox
     ):
         assert environment_key(**{**KEY_ARGS, field: other}) != base, field  # type: ignore[arg-type]
     assert environment_key(**{**KEY_ARGS, "commands": None}) is None  # type: ignore[arg-type]
