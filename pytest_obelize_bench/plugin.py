@@ -215,10 +215,10 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     sandbox = context.sandbox
     if sandbox.enabled:
         view = "overlay" if sandbox.overlay else "copy"
-        return [f"obelize-bench: sandbox: bwrap {sandbox.version} ({view} view of environment templates)"]
+        return [f"obelize-bench: isolation: bwrap {sandbox.version} ({view} view of environment templates)"]
     return [
-        "obelize-bench: no sandbox: each case's venv copies its packages from the uv cache instead of linking "
-        "into it, so no case can change what another case or a later round installs; a suite can still write "
+        "obelize-bench: isolation: unsandboxed; each case's venv copies its packages from the uv cache instead of "
+        "linking into it, so no case can change what another case or a later round installs; a suite can still write "
         "anything this user can (docs/how-to/sandbox.md)"
     ]
 

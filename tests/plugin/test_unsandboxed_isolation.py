@@ -79,7 +79,7 @@ def test_a_suite_writing_through_its_venv_reaches_no_other_case_nor_a_later_roun
               f"--bench-work={tmp_path / 'work'}", "--bench-no-summary"]  # fmt: skip
     first = rounds.run_pytest(project, *common, env={"UV_CACHE_DIR": str(cache)})
     assert first.returncode == 0, first.stdout[-3000:]
-    assert "obelize-bench: no sandbox: each case's venv copies its packages" in first.stdout
+    assert "obelize-bench: isolation: unsandboxed; each case's venv copies its packages" in first.stdout
     assert _baseline(project, "aaa__clean")["status"] == "pass", first.stdout[-3000:]  # it did write
     assert _baseline(project, "zzz__clean")["status"] == "pass", first.stdout[-3000:]
     records = rounds.read_records(rounds.run_folders(project / "results" / "round-2")[-1])
