@@ -1,7 +1,9 @@
 """``--bench-resume[=RUN]``: continue a run, running only the cases whose finished record is stale.
 
 A case is kept (not run again) when the run holds a finished, non-error record of it whose
-``content_key`` equals the key the case would run under now (``content_key.py``).  A kept record
+``content_key`` equals the key the case would run under now (``content_key.py``), and whose review
+answers are still what ``cases/reviews/round-N.yaml`` says of its patch (a review filed since
+makes it run again, so no kept record carries an answer graded before it).  A kept record
 stands in the run folder with ``resumed_from`` naming the run; every other case runs and its new
 record is added to the run as a rerun's would be.  The run's ``exclude_newer`` carries over, unless
 ``--exclude-newer`` names another cutoff (which changes every key, so everything runs again).
@@ -21,8 +23,10 @@ from pathlib import Path
 
 from pytest_obelize_bench.case.content_key import content_key
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.casefile.reviews import ReviewBook, load_reviews, reviews_path
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.grading.record import Record
+from pytest_obelize_bench.records.review_drift import review_drift
 
 LATEST = "latest"
 FIND_TIMEOUT_S = 60.0
@@ -51,9 +55,13 @@ def latest_run(runs_root: Path) -> str | None:
 
 
 def choose(
-    cases: Sequence[Case], records: Mapping[str, Record], keys: Mapping[str, str | None]
+    cases: Sequence[Case],
+    records: Mapping[str, Record],
+    keys: Mapping[str, str | None],
+    reviews: ReviewBook | None = None,
 ) -> tuple[dict[str, Record], list[str]]:
-    """Which records stand and which cases run: pure, from the run's records and today's keys."""
+    """Which records stand and which cases run: pure, from the run's records, today's keys and,
+    given, today's review answers (a record graded before its patch's answer changed runs again)."""
     kept: dict[str, Record] = {}
     to_run: list[str] = []
     for case in cases:
@@ -65,6 +73,7 @@ def choose(
             and record.error is None
             and record.tier != "error"
             and record.provenance.content_key == key
+            and (reviews is None or not review_drift(0, {case.id: record}, reviews))
         )
         if fresh and record is not None:
             kept[case.id] = record
@@ -146,7 +155,8 @@ def plan_resume(
     if not cutoff_given and run_exclude_newer:
         context = context.model_copy(update={"exclude_newer": run_exclude_newer})
     wanted = [case for case in cases if case.retired is None]
-    kept, to_run = choose(wanted, records, expected_keys(wanted, context))
+    reviews = load_reviews(reviews_path(Path(context.cases_path), int(context.round or 0)))
+    kept, to_run = choose(wanted, records, expected_keys(wanted, context), reviews)
     return ResumePlan(run_id=run_id, context=context, kept=kept, to_run=to_run)
 
 

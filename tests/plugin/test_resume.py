@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.case.content_key import case_row_hash, content_key
-from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench.casefile.schema import Case, Review
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.record import Record
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
@@ -100,6 +100,22 @@ def test_choose_keeps_only_finished_records_with_the_same_key() -> None:
     kept, to_run = choose(cases, records, keys)
     assert list(kept) == ["a"]
     assert to_run == ["b", "c", "d", "e"]
+
+
+def test_a_record_whose_patch_was_reviewed_since_runs_again() -> None:
+    cases = [_case(id="a"), _case(id="b")]
+    digest = "d1" * 32
+    records = {
+        name: _record(name, "partial", "k").model_copy(
+            update={"provenance": _record(name, "partial", "k").provenance.model_copy(update={"patch_sha256": digest})}
+        )
+        for name in ("a", "b")
+    }
+    keys: dict[str, str | None] = {"a": "k", "b": "k"}
+    answer = Review(human_edits=0, patch_correct=True, reviewer="r", reviewed_at="2026-12-04")
+    kept, to_run = choose(cases, records, keys, {("a", digest): answer})
+    assert list(kept) == ["b"] and to_run == ["a"]
+    assert choose(cases, records, keys, {})[1] == []
 
 
 def test_latest_run_skips_folders_without_a_manifest_and_symlinks(tmp_path: Path) -> None:
