@@ -12,7 +12,7 @@ from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.records.review_drift import review_drift
 from pytest_obelize_bench.summary.roundfiles import publish_round
 from tests.helpers import casefile, promotion_runs
-from tests.records.test_publication import all_cases, make_run
+from tests.helpers.runs import all_cases, make_run
 
 PROJECT = Path(__file__).resolve().parents[1]
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.grading.record import (
     ErrorInfo,
@@ -22,6 +23,7 @@ from pytest_obelize_bench.grading.record import (
 from pytest_obelize_bench.grading.repeatability import AttemptFacts
 from pytest_obelize_bench.records.evidence import RunEvidence
 from pytest_obelize_bench.records.manifest import RunManifest
+from pytest_obelize_bench.records.runs import add_record, new_run_id, run_folder, write_manifest
 
 RECENT = "2026-12-01T10:00:00Z"
 PINS = (
@@ -192,3 +194,50 @@ def manifest_data(cases: Iterable[str], run_id: str, version: str = "0.8.0", **o
     }
     data.update(overrides)
     return data
+
+
+# -- published through the real publication -------------------------------------------------
+
+
+def unsupported(case: str, version: str = "0.8.0", control: bool = False) -> Record:
+    """A record obelize refused (nothing written): tier unsupported, as tier() computes it."""
+    return Record(
+        case=case,
+        origin="corpus",
+        control=control,
+        split=None if control else "dev",
+        measurements=Measurements(
+            detected=1, false_positive=0, missed_call_site=0, patch_applied=False, unmigrated=1, false_positive_edit=0
+        ),
+        provenance=Provenance(obelize_version=version, pack_sha256="ab" * 32, run_at="2026-12-01T10:00:00Z"),
+        tier="unsupported",
+    )
+
+
+def errored(case: str, step: str, reason: str) -> Record:
+    return Record(
+        case=case,
+        origin="corpus",
+        control=False,
+        split="dev",
+        error=ErrorInfo(step=step, reason=reason, detail="it failed"),
+        measurements=Measurements(tests_baseline=SuiteResult(), tests_after=SuiteResult()),
+        provenance=Provenance(obelize_version="0.8.0", pack_sha256="ab" * 32),
+        tier="error",
+    )
+
+
+def make_run(results: Path, case_file: CaseFile, records: list[Record], **manifest: object) -> str:
+    run_id = new_run_id()
+    folder = run_folder(results, 2, run_id)
+    write_manifest(
+        folder,
+        RunManifest(run=run_id, round=2, cases_expected=sorted(c.id for c in case_file.cases), **manifest),  # type: ignore[arg-type]
+    )
+    for record in records:
+        add_record(folder, record.case, record.to_json())
+    return run_id
+
+
+def all_cases(case_file: CaseFile, **kinds: Record) -> list[Record]:
+    return [kinds.get(case.id) or unsupported(case.id, control=case.control) for case in case_file.cases]

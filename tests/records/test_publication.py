@@ -18,13 +18,6 @@ from pytest_obelize_bench._util.caps import RECORD_BYTES
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.grading.error_classes import error_class
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_json
-from pytest_obelize_bench.grading.record import (
-    ErrorInfo,
-    Measurements,
-    Provenance,
-    Record,
-    SuiteResult,
-)
 from pytest_obelize_bench.records.publication import record_imported_round
 from pytest_obelize_bench.records.publication_note import read_publication
 from pytest_obelize_bench.records.published import read_published
@@ -37,63 +30,19 @@ from pytest_obelize_bench.records.runs import (
     new_run_id,
     read_run_records,
     run_folder,
-    write_manifest,
 )
 from pytest_obelize_bench.report.document import DOCUMENT_NAME
 from pytest_obelize_bench.summary.roundfiles import publish_round, summarize
 from tests.helpers import casefile
+from tests.helpers.runs import all_cases, errored, make_run, unsupported
 
 PROJECT = Path(__file__).resolve().parents[2]
-
-
-def unsupported(case: str, version: str = "0.8.0", control: bool = False) -> Record:
-    """A record obelize refused (nothing written): tier unsupported, as tier() computes it."""
-    return Record(
-        case=case,
-        origin="corpus",
-        control=control,
-        split=None if control else "dev",
-        measurements=Measurements(
-            detected=1, false_positive=0, missed_call_site=0, patch_applied=False, unmigrated=1, false_positive_edit=0
-        ),
-        provenance=Provenance(obelize_version=version, pack_sha256="ab" * 32, run_at="2026-12-01T10:00:00Z"),
-        tier="unsupported",
-    )
-
-
-def errored(case: str, step: str, reason: str) -> Record:
-    return Record(
-        case=case,
-        origin="corpus",
-        control=False,
-        split="dev",
-        error=ErrorInfo(step=step, reason=reason, detail="it failed"),
-        measurements=Measurements(tests_baseline=SuiteResult(), tests_after=SuiteResult()),
-        provenance=Provenance(obelize_version="0.8.0", pack_sha256="ab" * 32),
-        tier="error",
-    )
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[CaseFile, Path]:
     path = casefile.write(tmp_path / "cases.yaml", casefile.standard())
     return load_case_file(path), tmp_path / "results"
-
-
-def make_run(results: Path, case_file: CaseFile, records: list[Record], **manifest: object) -> str:
-    run_id = new_run_id()
-    folder = run_folder(results, 2, run_id)
-    write_manifest(
-        folder,
-        RunManifest(run=run_id, round=2, cases_expected=sorted(c.id for c in case_file.cases), **manifest),  # type: ignore[arg-type]
-    )
-    for record in records:
-        add_record(folder, record.case, record.to_json())
-    return run_id
-
-
-def all_cases(case_file: CaseFile, **kinds: Record) -> list[Record]:
-    return [kinds.get(case.id) or unsupported(case.id, control=case.control) for case in case_file.cases]
 
 
 def check(results: Path, case_file: CaseFile) -> tuple[int, str]:

@@ -27,7 +27,7 @@ from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_js
 from pytest_obelize_bench.records.runs import RunManifest, add_record, case_file_ref, write_manifest
 from pytest_obelize_bench.summary.roundfiles import publish_round
 from tests.helpers import casefile
-from tests.records.test_publication import errored, unsupported
+from tests.helpers.runs import errored, unsupported
 
 RUN_A, RUN_B, RUN_C = "20261201T100000Z-aaaaaa", "20261202T100000Z-bbbbbb", "20261203T100000Z-cccccc"
 FACTS = artefacts_to_json(

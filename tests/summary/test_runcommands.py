@@ -24,7 +24,7 @@ from pytest_obelize_bench.records.runs import (
 )
 from pytest_obelize_bench.summary.roundfiles import publish_round
 from tests.helpers import casefile
-from tests.records.test_publication import unsupported
+from tests.helpers.runs import unsupported
 
 
 def obelize_bench(*args: str) -> tuple[int, str]:
