@@ -343,8 +343,9 @@ def same_measurement(incumbent: RunEvidence, candidate: RunEvidence) -> list[Rea
                    f"{run.label}: {len(used)} cases used a model (llm_tokens_in > 0)"
                    + (f": {_shown(used)}; a model's edits are another arm" if used else "")),
         )  # fmt: skip
-    same = _tool_key(incumbent) == _tool_key(candidate) and _tool_key(candidate)[0] is not None
-    version, commit, pack = _tool_key(candidate)
+    ours = _tool_key(candidate)
+    same = _tool_key(incumbent) == ours and ours[0] is not None
+    version, commit, pack = ours
     reasons.append(
         reason("distinct_candidate", "tool version, commit and pack sha256 of both runs", same, False, not same,
                f"the candidate is the incumbent's tool (version {version}, commit {commit}, pack sha256 "

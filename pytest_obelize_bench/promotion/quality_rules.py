@@ -175,6 +175,7 @@ def case_rules(policy: Policy, graded: Sequence[PairedCase]) -> list[Reason]:
     def slower(cases: Sequence[PairedCase], limit: float) -> list[str]:
         return [f"{c.case} ({-i:.1f}% slower)" for c in cases if (i := c.improvement_pct) is not None and i < -limit]
 
+    slow, slow_ungated = slower(gated, cap), slower([c for c in graded if not c.gated], ungated_cap)
     return [
         _rule("case_resolution_regression", f"gated cases whose {policy.metric} score dropped", worse, 0,
               f"{len(worse)} cases score lower under the candidate ({policy.metric}, mean over attempts)"),
@@ -183,9 +184,7 @@ def case_rules(policy: Policy, graded: Sequence[PairedCase]) -> list[Reason]:
         _rule("rows_case_regression", "cases with fewer rows migrated", fewer, policy.rows.max_case_regressions,
               f"{len(fewer)} cases migrate fewer rows under the candidate"),
         _rule("case_runtime_regression", f"gated cases over {cap:g}% slower (median of attempts)",
-              slower(gated, cap), 0, f"{len(slower(gated, cap))} gated cases are more than {cap:g}% slower"),
-        _rule("ungated_runtime_regression", f"ungated cases over {ungated_cap:g}% slower",
-              slower([c for c in graded if not c.gated], ungated_cap), 0,
-              f"{len(slower([c for c in graded if not c.gated], ungated_cap))} cases neither side scores on are "
-              f"more than {ungated_cap:g}% slower"),
+              slow, 0, f"{len(slow)} gated cases are more than {cap:g}% slower"),
+        _rule("ungated_runtime_regression", f"ungated cases over {ungated_cap:g}% slower", slow_ungated, 0,
+              f"{len(slow_ungated)} cases neither side scores on are more than {ungated_cap:g}% slower"),
     ]  # fmt: skip
