@@ -329,18 +329,20 @@ class CompareController:
 
 def _render(record_path: Path, case_path: Path) -> list[str]:
     """Rewrite the results document's measurement blocks; the lines the terminal shows."""
+    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
     from pytest_obelize_bench._util.safe_io import write_atomically
     from pytest_obelize_bench.measure.comparison_block import comparison_blocks
     from pytest_obelize_bench.measure.document import apply_blocks
-    from pytest_obelize_bench.report.document import DOCUMENT_NAME
+    from pytest_obelize_bench.report.document import DOCUMENT_LOCK, DOCUMENT_NAME
 
     results = record_path.parent.parent
     document = results / DOCUMENT_NAME
     try:
         blocks = comparison_blocks(results, case_path)
-        existing = document.read_text(encoding="utf-8") if document.exists() else "# Benchmark results\n"
-        write_atomically(document, apply_blocks(existing, blocks))
-    except (OSError, ValueError) as exc:
+        with holder_lock(results / DOCUMENT_LOCK, "the results document"):
+            existing = document.read_text(encoding="utf-8") if document.exists() else "# Benchmark results\n"
+            write_atomically(document, apply_blocks(existing, blocks))
+    except (OSError, ValueError, LockBusy) as exc:
         return [f"block not written: {str(exc).splitlines()[0]}"]
     lines = [f"summary: {document}"]
     for line in blocks.get(f"comparison-round-{record_path.stem.split('-')[1]}", "").splitlines():

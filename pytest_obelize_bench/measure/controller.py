@@ -135,6 +135,7 @@ class MeasureController:
                 "and a partial run is never published"
             )
             return
+        from pytest_obelize_bench._util.locks import LockBusy
         from pytest_obelize_bench.measure import dryrun_items, gate1_items
         from pytest_obelize_bench.measure.publication import (
             dryrun_error_parts,
@@ -181,7 +182,7 @@ class MeasureController:
                     session=run,
                     infrastructure=count,
                 )
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, LockBusy) as exc:
             self.lines.append(f"not published: {str(exc).splitlines()[0]}")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -138,13 +138,14 @@ def measurement_problems(results_dir: Path) -> list[str]:
     from pytest_obelize_bench.measure.dryrun import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
     from pytest_obelize_bench.measure.publication import (
         dryrun_error_parts,
+        half_published,
         infrastructure_repositories,
         note_problems,
         scan_error_parts,
     )
     from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
 
-    problems: list[str] = []
+    problems: list[str] = half_published(results_dir)
     scan = Path(results_dir) / "gate1" / "scan.json"
     try:
         if scan.exists() or scan.is_symlink():

@@ -1,10 +1,12 @@
 """The guard and the note of a published measurement (Gate 1's scan, a pack's dry run).
 
 A measurement is published like a round: never from a session in which nothing was measured,
-never with infrastructure errors unless ``--bench-publish-with-infra-errors`` says so, and always
-with ``publication.json`` beside the document naming the session and the sha256 of each file it
-wrote. ``note_problems`` reads them back for ``summarize --check``: a hand edit, or a file that
-bypassed the guard, has no note or a note that no longer matches.
+never with infrastructure errors unless ``--bench-publish-with-infra-errors`` says so, always with
+``publication.json`` beside the document naming the session and the sha256 of each file it wrote,
+and as one journalled transaction (``records.transaction``), so a kill at any write leaves the old
+measurement or the new one once the next publisher or ``summarize`` has recovered it.
+``note_problems`` reads them back for ``summarize --check``: a hand edit, or a file that bypassed
+the guard, has no note or a note that no longer matches.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
+from pytest_obelize_bench.records.transaction import Journal
+from pytest_obelize_bench.report.document import DOCUMENT_LOCK, DOCUMENT_NAME
 
 NOTE_NAME = "publication.json"
 #: A published measurement document is at most this large (80 repositories' findings).
@@ -136,9 +140,13 @@ __all__ = [
     "NOTE_NAME",
     "MeasurementNote",
     "dryrun_error_parts",
+    "half_published",
     "infrastructure_repositories",
+    "measurement_folders",
     "note_problems",
     "read_note",
+    "recover_measurement",
+    "recover_measurements",
     "refusal",
     "scan_error_parts",
     "sha256_text",
@@ -159,12 +167,17 @@ def write_measurement(
     infrastructure: int,
     block: tuple[str, str, str] | None,
 ) -> list[str]:
-    """Write a measurement's document, its note and (given ``block``: name, text, label) its block
-    in ``results``' document; the lines saying so."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.measure.document import apply_blocks
+    """Publish a measurement's document, its note and (given ``block``: name, text, label) its block
+    in ``results``' document as one transaction (``records.transaction``); the lines saying so.
 
-    write_atomically(target, text)
+    One publisher of a measurement folder at a time; a publication an earlier process left
+    half-done there is finished first. ``LockBusy`` when another holds the folder too long.
+    """
+    from pytest_obelize_bench._util.locks import holder_lock
+    from pytest_obelize_bench.records.published import LOCK_NAME
+    from pytest_obelize_bench.records.transaction import Journal, commit
+
+    folder = Path(target).parent
     note = MeasurementNote(
         measurement=measurement,
         pack=pack,
@@ -175,12 +188,84 @@ def write_measurement(
         infrastructure_errors=infrastructure,
         with_infrastructure_errors=bool(infrastructure),
     )
-    write_atomically(target.parent / NOTE_NAME, note.to_json())
-    lines = [f"records written: {target} ({repositories} repositories; session {session})"]
+    blocks = {} if block is None else {block[0]: block[1]}
+    journal = Journal(run=session, texts={target.name: text}, note=note.to_json(), blocks=blocks)
+    with holder_lock(folder / LOCK_NAME, f"the {measurement} publication of {pack}"):
+        lines = recover_measurement(results, folder)
+        commit(folder, journal)
+        _roll_forward(results, folder, journal)
+    lines.append(f"records written: {target} ({repositories} repositories; session {session})")
     if block is not None:
-        name, rendered, label = block
-        path = results / "BENCHMARK_RESULTS.md"
-        existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-        write_atomically(path, apply_blocks(existing, {name: rendered}))
-        lines.append(f"summary: {path} ({label})")
+        lines.append(f"summary: {Path(results) / DOCUMENT_NAME} ({block[2]})")
     return lines
+
+
+def _roll_forward(results: Path, folder: Path, journal: Journal) -> None:
+    """Make the folder what the journal says, put its blocks into the document, drop the journal."""
+    from pytest_obelize_bench._util.locks import holder_lock
+    from pytest_obelize_bench._util.safe_io import write_atomically
+    from pytest_obelize_bench.measure.document import apply_blocks
+    from pytest_obelize_bench.records.transaction import finish, roll_forward
+
+    roll_forward(folder, None, journal)
+    if journal.blocks:
+        path = Path(results) / DOCUMENT_NAME
+        with holder_lock(Path(results) / DOCUMENT_LOCK, "the results document"):
+            existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+            updated = apply_blocks(existing, journal.blocks)
+            if updated != existing:
+                write_atomically(path, updated)
+    finish(folder)
+
+
+def recover_measurement(results: Path, folder: Path) -> list[str]:
+    """Finish a measurement's publication a killed process left half-done in ``folder`` and remove
+    the temporary files it left; one line per thing recovered. The caller holds the folder's lock."""
+    from pytest_obelize_bench._util.locks import holder_lock
+    from pytest_obelize_bench.records.transaction import read_journal, remove_temporaries
+
+    lines = []
+    with holder_lock(Path(results) / DOCUMENT_LOCK, "the results document"):  # its writers' temporaries
+        removed = remove_temporaries(folder, Path(results))
+    if removed:
+        lines.append(f"recovered: removed {len(removed)} temporary file(s) a killed writer left in {folder}")
+    journal = read_journal(folder)
+    if journal is not None:
+        _roll_forward(results, folder, journal)
+        lines.append(
+            f"recovered: {folder}: finished publishing session {journal.run}, which a stopped process left half-done"
+        )
+    return lines
+
+
+def measurement_folders(results: Path) -> list[Path]:
+    """Every folder a measurement publishes into: ``gate1/`` and each ``dryrun/<pack>/``."""
+    results = Path(results)
+    folders = [results / "gate1"] if (results / "gate1").is_dir() else []
+    dryruns = results / "dryrun"
+    if dryruns.is_dir():
+        folders += sorted(p for p in dryruns.iterdir() if p.is_dir() and not p.is_symlink())
+    return folders
+
+
+def recover_measurements(results: Path) -> list[str]:
+    """``recover_measurement`` for every measurement folder, each under its lock."""
+    from pytest_obelize_bench._util.locks import holder_lock
+    from pytest_obelize_bench.records.published import LOCK_NAME
+
+    lines = []
+    for folder in measurement_folders(results):
+        with holder_lock(folder / LOCK_NAME, f"the publication in {folder}"):
+            lines += recover_measurement(results, folder)
+    return lines
+
+
+def half_published(results: Path) -> list[str]:
+    """One line for each measurement folder whose publication a stopped process left half-done."""
+    from pytest_obelize_bench.records.published import JOURNAL_NAME
+
+    return [
+        f"{folder} is half-published ({folder / JOURNAL_NAME} is there): run `obelize-bench summarize` to finish it"
+        for folder in measurement_folders(results)
+        if (folder / JOURNAL_NAME).exists() or (folder / JOURNAL_NAME).is_symlink()
+    ]

@@ -31,6 +31,8 @@ MANIFEST_SCHEMA = 1
 #: The run that stands for a round imported from the upstream harness (round 1).
 IMPORTED_KIND: Literal["imported"] = "imported"
 SESSION_KIND: Literal["session"] = "session"
+#: A run written by ``regrade --write``: another run's records graded again under the current keys.
+REGRADED_KIND: Literal["regrade"] = "regrade"
 INTERRUPTED = "it was interrupted"
 
 
@@ -117,8 +119,11 @@ class RunManifest(_Model):
     schema_version: int = MANIFEST_SCHEMA
     run: str
     round: int
-    kind: Literal["session", "imported"] = "session"
+    kind: Literal["session", "imported", "regrade"] = "session"
     note: str | None = None
+    #: a regraded run's source run, and when it was graded again
+    regraded_from: str | None = None
+    regraded_at: str | None = None
     selection: Selection = Selection()
     cases_expected: list[str] = []
     cases_recorded: list[str] = []
@@ -273,6 +278,7 @@ __all__ = [
     "INTERRUPTED",
     "MANIFEST_NAME",
     "MANIFEST_SCHEMA",
+    "REGRADED_KIND",
     "SESSION_KIND",
     "CaseFileRef",
     "Replaced",

@@ -25,6 +25,7 @@ from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.records.manifest import (
     IMPORTED_KIND,
     MANIFEST_NAME,
+    REGRADED_KIND,
     SESSION_KIND,
     CaseFileRef,
     Replaced,
@@ -138,7 +139,8 @@ def list_runs(results: Path, round_number: int) -> list[tuple[Path, RunManifest 
     if not root.is_dir():
         return []
     found: list[tuple[Path, RunManifest | None, str | None]] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+    # a dot folder is a run still being written (``transaction.STAGING_PREFIX``), not a run
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and p.name[0] != "."):
         try:
             found.append((folder, read_manifest(folder), None))
         except RecordError as exc:
@@ -228,6 +230,7 @@ __all__ = [
     "ATTEMPTS_DIR",
     "IMPORTED_KIND",
     "MANIFEST_NAME",
+    "REGRADED_KIND",
     "SESSION_KIND",
     "CaseFileRef",
     "Replaced",

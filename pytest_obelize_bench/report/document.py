@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 DOCUMENT_NAME = "BENCHMARK_RESULTS.md"
+#: The lock every rewrite of the results document holds, beside it: rounds are published one per
+#: round lock, measurements one per folder, and the document is shared by all of them.
+DOCUMENT_LOCK = ".document.lock"
 
 INTRO = """\
 # Benchmark results

@@ -43,13 +43,27 @@ class ResumePlan:
 
 
 def latest_run(runs_root: Path) -> str | None:
-    """The newest session run under ``results/round-N/runs`` (ids sort by start time)."""
+    """The newest session run under ``results/round-N/runs`` (ids sort by start time); a run
+    ``regrade --write`` made is no session's to continue, and a dot folder is one being written."""
+    from pytest_obelize_bench.grading.record import RecordError
+    from pytest_obelize_bench.records.runs import REGRADED_KIND, read_manifest
+
+    def regraded(folder: Path) -> bool:
+        try:
+            return read_manifest(folder).kind == REGRADED_KIND
+        except RecordError:
+            return False  # resuming it says what is wrong with it
+
     if not runs_root.is_dir():
         return None
     found = sorted(
         entry.name
         for entry in runs_root.iterdir()
-        if entry.is_dir() and not entry.is_symlink() and (entry / "run.json").is_file()
+        if entry.is_dir()
+        and not entry.is_symlink()
+        and entry.name[0] != "."
+        and (entry / "run.json").is_file()
+        and not regraded(entry)
     )
     return found[-1] if found else None
 

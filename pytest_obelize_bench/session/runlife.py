@@ -3,7 +3,7 @@
 The controller (``controller.py``) receives the records; this module owns the run folder they go
 to. The manifest names the case file (path and sha256) and the work root, so every command can
 find them again from the run alone. A session stopped by its preflight leaves no new run folder;
-a finished run is published (``summary.roundfiles.publish_round``) only into a results folder
+a finished run is published (``summary.round_publication.publish_round``) only into a results folder
 that belongs to its case file.
 """
 
@@ -109,7 +109,7 @@ def recover(ctl: Controller) -> list[str]:
     from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.grading.record import RecordError
     from pytest_obelize_bench.records.published import LOCK_NAME
-    from pytest_obelize_bench.summary.roundfiles import recover_round
+    from pytest_obelize_bench.summary.round_publication import recover_round
 
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
@@ -238,7 +238,7 @@ def finish_run(ctl: Controller, *, interrupted: bool) -> None:
         utc_now,
         write_manifest,
     )
-    from pytest_obelize_bench.summary.roundfiles import publish_round
+    from pytest_obelize_bench.summary.round_publication import publish_round
 
     assert ctl.run_dir is not None
     try:

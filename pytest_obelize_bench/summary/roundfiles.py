@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
-from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, figures_section
-from pytest_obelize_bench._util.locks import DEFAULT_WAIT_S, LockBusy, holder_lock
+from pytest_obelize_bench._util.charts import Chart, figures_section
+from pytest_obelize_bench._util.locks import LockBusy, holder_lock
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.grading.record import Record, RecordError
-from pytest_obelize_bench.records.publication import Outcome, publish_run
 from pytest_obelize_bench.records.published import JOURNAL_NAME, LOCK_NAME, SUMMARY_NAME, read_published
-from pytest_obelize_bench.report.document import DOCUMENT_NAME, check_document, render_document
+from pytest_obelize_bench.report.document import DOCUMENT_LOCK, DOCUMENT_NAME, check_document, render_document
 from pytest_obelize_bench.report.round_block import render_round_block
 from pytest_obelize_bench.report.round_cases import RoundData
 from pytest_obelize_bench.report.round_charts import round_charts
@@ -35,9 +34,6 @@ from pytest_obelize_bench.report.summary_json import round_summary
 from pytest_obelize_bench.summary.figures import check_figures, write_figures
 
 _ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
-#: The lock every rewrite of the results document holds (rounds are published one per lock, the
-#: document is shared by all of them).
-DOCUMENT_LOCK = ".document.lock"
 
 
 # -- the error analysis (pytest_obelize_bench.error_analysis.commands renders and loads it) ---------------
@@ -187,84 +183,6 @@ def _dump(data: Mapping[str, Any]) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
-    """Finish a publication a killed process left half-done, and remove its temporary files.
-
-    The caller holds the round's lock. One line per thing recovered; none when there was nothing.
-    """
-    from pytest_obelize_bench.records.runs import run_folder
-    from pytest_obelize_bench.records.transaction import (
-        finish,
-        read_journal,
-        remove_temporaries,
-        roll_forward,
-        temporaries_of,
-    )
-
-    results_dir = Path(results_dir)
-    round_folder = results_dir / f"round-{n}"
-    lines = []
-    journal = read_journal(round_folder)
-    with holder_lock(results_dir / DOCUMENT_LOCK, "the results document"):
-        removed = remove_temporaries(*temporaries_of(round_folder), results_dir, results_dir / FIGURES_FOLDER)
-        if removed:
-            lines.append(f"recovered: removed {len(removed)} temporary file(s) a killed writer left in {round_folder}")
-        if journal is None:
-            return lines
-        roll_forward(round_folder, run_folder(results_dir, n, journal.run), journal)
-        write_round_outputs(results_dir, case_file, n)
-    finish(round_folder)
-    lines.append(f"recovered: round {n}: finished publishing run {journal.run}, which a stopped process left half-done")
-    return lines
-
-
-def publish_round(
-    results_dir: Path,
-    case_file: CaseFile,
-    n: int,
-    run_id: str,
-    *,
-    allow_infrastructure_errors: bool = False,
-    results_given: bool = True,
-    wait: float = DEFAULT_WAIT_S,
-) -> Outcome:
-    """Publish a run as round ``n`` (``records.publication``), then rewrite the round's document.
-
-    One publisher of a round at a time (the round's lock, waited for at most ``wait`` seconds);
-    a publication an earlier process left half-done is finished first. The journal is removed
-    only after the document is rewritten, so a crash anywhere is recovered whole.
-    """
-    from pytest_obelize_bench.records.publication_note import owner_refusal
-    from pytest_obelize_bench.records.runs import case_file_ref
-    from pytest_obelize_bench.records.transaction import finish
-
-    results_dir = Path(results_dir)
-    round_folder = results_dir / f"round-{n}"
-    refused = owner_refusal(results_dir, n, case_file_ref(case_file.path, results_dir), results_given=results_given)
-    if refused is not None:  # before the lock, so a refused publication creates nothing
-        return Outcome(False, [f"run {run_id} is not published: {refused}"])
-    try:
-        with holder_lock(round_folder / LOCK_NAME, f"round {n}", wait):
-            recovered = recover_round(results_dir, case_file, n)
-            outcome = publish_run(
-                results_dir,
-                case_file,
-                n,
-                run_id,
-                allow_infrastructure_errors=allow_infrastructure_errors,
-                results_given=results_given,
-            )
-            if outcome.published:
-                with holder_lock(results_dir / DOCUMENT_LOCK, "the results document", wait):
-                    document, _ = write_round_outputs(results_dir, case_file, n)
-                finish(round_folder)
-                outcome.lines.append(f"summary: {document}")
-            outcome.lines[:0] = recovered
-            return outcome
-    except LockBusy as exc:
-        return Outcome(False, [f"run {run_id} is not published: {exc}"])
-
-
 def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple[Path, Path]:
     """Rewrite round n's block of the results document and ``results/round-N/summary.json``."""
     results_dir = Path(results_dir)
@@ -306,6 +224,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         measurement_charts,
         measurement_problems,
     )
+    from pytest_obelize_bench.measure.publication import recover_measurements
     from pytest_obelize_bench.promotion.decision_chart import decision_charts
     from pytest_obelize_bench.promotion.decision_list import (
         check_decisions,
@@ -314,6 +233,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     )
     from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
     from pytest_obelize_bench.records.review_drift import drifted_reviews
+    from pytest_obelize_bench.summary.round_publication import recover_round
 
     try:
         case_file = load_case_file(case_file_path)
@@ -323,6 +243,8 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
                 with holder_lock(results_dir / f"round-{n}" / LOCK_NAME, f"round {n}"):
                     for line in recover_round(results_dir, case_file, n):
                         print(f"obelize-bench summarize: {line}", file=stream)
+            for line in recover_measurements(results_dir):
+                print(f"obelize-bench summarize: {line}", file=stream)
         loaded = {n: read_round_folder(results_dir, case_file, n) for n in rounds}
         rendered = {n: round_block_with_figures(round_.data) for n, round_ in loaded.items()}
         blocks = {n: _errors_text(results_dir, case_file, loaded[n].data, block) for n, (block, _) in rendered.items()}
@@ -386,9 +308,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
 __all__ = [
     "LoadedRound",
     "load_round",
-    "publish_round",
     "read_round_folder",
-    "recover_round",
     "round_block_with_figures",
     "rounds_on_disk",
     "summarize",

@@ -268,7 +268,7 @@ def publish(
     wait: float,
     out: TextIO,
 ) -> int:
-    from pytest_obelize_bench.summary.roundfiles import publish_round
+    from pytest_obelize_bench.summary.round_publication import publish_round
 
     run = find_run(results, run_name, round_number)
     if run.manifest.kind == IMPORTED_KIND:
@@ -302,6 +302,8 @@ def publish(
 
 
 def regrade(results: Path, round_number: int, given: Path | None, default: Path, *, write: bool, out: TextIO) -> int:
+    """Say what re-grading round N moves; with ``write``, publish the moved records as a new run of
+    kind ``regrade`` through the round's journal, under the round's lock (``round_publication``)."""
     from pytest_obelize_bench.records.regrade import regrade_round
 
     path, lines = choose_case_file(
@@ -309,16 +311,26 @@ def regrade(results: Path, round_number: int, given: Path | None, default: Path,
     )
     _say(lines, out)
     if not write:
-        return regrade_round(results, path, round_number, write=write, out=out)
+        return regrade_round(results, path, round_number, write=False, out=out)[0]
     from pytest_obelize_bench._util.locks import LockBusy, holder_lock
     from pytest_obelize_bench.records.published import LOCK_NAME
+    from pytest_obelize_bench.summary.round_publication import publish_held, recover_round
 
-    try:  # a rewrite of the round's records is a publication: one at a time
+    case_file = load_case_file(path)
+    try:  # a new publication of the round: one at a time, after what a killed one left is finished
         with holder_lock(Path(results) / f"round-{round_number}" / LOCK_NAME, f"round {round_number}"):
-            return regrade_round(results, path, round_number, write=write, out=out)
-    except LockBusy as exc:
-        print(f"obelize-bench regrade: {exc}", file=out)
+            _say(recover_round(results, case_file, round_number), out)
+            status, run_id = regrade_round(results, path, round_number, write=True, out=out)
+            if run_id is None:
+                return status
+            note = read_publication(Path(results) / f"round-{round_number}")
+            with_infra = note is not None and note.with_infrastructure_errors
+            outcome = publish_held(results, case_file, round_number, run_id, with_infra, results_given=True)
+    except (LockBusy, RecordError) as exc:
+        print(f"obelize-bench regrade: {str(exc).splitlines()[0]}", file=out)
         return 1
+    _say(outcome.lines, out)
+    return 0 if outcome.published else 1
 
 
 __all__ = ["compare", "list_runs_report", "publish", "regrade", "show"]

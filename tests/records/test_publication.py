@@ -32,7 +32,8 @@ from pytest_obelize_bench.records.runs import (
     run_folder,
 )
 from pytest_obelize_bench.report.document import DOCUMENT_NAME
-from pytest_obelize_bench.summary.roundfiles import publish_round, summarize
+from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.summary.roundfiles import summarize
 from tests.helpers import casefile
 from tests.helpers.runs import all_cases, errored, make_run, unsupported
 

@@ -25,7 +25,7 @@ from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_json
 from pytest_obelize_bench.records.runs import RunManifest, add_record, case_file_ref, write_manifest
-from pytest_obelize_bench.summary.roundfiles import publish_round
+from pytest_obelize_bench.summary.round_publication import publish_round
 from tests.helpers import casefile
 from tests.helpers.runs import errored, unsupported
 
