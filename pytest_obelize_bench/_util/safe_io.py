@@ -184,15 +184,22 @@ def read_untrusted_json(path: Path, cap: int) -> dict[str, Any]:
 
 # -- writing ----------------------------------------------------------------------------------
 
-#: Fault injection for the crash tests: the process SIGKILLs itself at the k-th write (k >= 1).
+#: Fault injection for the crash tests: the process SIGKILLs itself at the k-th write (k >= 1),
+#: counting only writes under ``OBELIZE_BENCH_KILL_UNDER`` when that names a folder (a session's
+#: publication into ``results/``, not the case logs it wrote before).
 KILL_AT_WRITE_ENV = "OBELIZE_BENCH_KILL_AT_WRITE"
+KILL_UNDER_ENV = "OBELIZE_BENCH_KILL_UNDER"
 _writes = [0]
 
 
-def fault_point() -> None:
-    """Count one write; at the k-th, with ``OBELIZE_BENCH_KILL_AT_WRITE=k``, die as a power loss would."""
+def fault_point(path: Path | None = None) -> None:
+    """Count one write (of ``path``); at the k-th, with ``OBELIZE_BENCH_KILL_AT_WRITE=k``, die as a
+    power loss would."""
     wanted = os.environ.get(KILL_AT_WRITE_ENV)
     if not wanted:
+        return
+    under = os.environ.get(KILL_UNDER_ENV)
+    if under and (path is None or not Path(os.path.abspath(path)).is_relative_to(os.path.abspath(under))):
         return
     _writes[0] += 1
     if _writes[0] == int(wanted):
@@ -213,7 +220,7 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
-        fault_point()
+        fault_point(path)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

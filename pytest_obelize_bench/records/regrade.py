@@ -166,7 +166,7 @@ def write_regraded_run(results: Path, case_file: CaseFile, number: int, reviews:
             }
         )
         write_manifest(staging, new)
-        fault_point()
+        fault_point(staging)
         os.rename(staging, run_folder(results, number, run_id))
     except BaseException:
         from pytest_obelize_bench._util.removal import remove_tree

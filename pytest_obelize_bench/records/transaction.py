@@ -122,7 +122,7 @@ def roll_forward(folder: Path, run_folder: Path | None, journal: Journal) -> Non
     for target in sorted(journal.remove):
         path = round_folder / target
         if path.exists() or path.is_symlink():
-            fault_point()
+            fault_point(path)
             path.unlink()
     note = round_folder / PUBLICATION_NAME
     if not _matches(note, sha256_bytes(journal.note.encode("utf-8"))):
@@ -133,7 +133,7 @@ def finish(folder: Path) -> None:
     """Remove the journal: the publication (and the document's rewrite) is complete."""
     path = Path(folder) / JOURNAL_NAME
     if path.exists():
-        fault_point()
+        fault_point(path)
         path.unlink()
 
 

@@ -150,6 +150,8 @@ def list_runs_report(results: Path, given: Path | None, default: Path, round_num
             )
             for why in reasons:  # one line each, under the run's own
                 print(f"  partial: {why}", file=out)
+            if manifest.regraded_from is not None:
+                print(f"  regraded from run {manifest.regraded_from} at {manifest.regraded_at}", file=out)
             if manifest.kind != "imported" and (manifest.repeat or 1) > 1:
                 print(_repeats_line(run.folder, [case.id for case in case_file.cases]), file=out)
             changed = tampered(folder, manifest)

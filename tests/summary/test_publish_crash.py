@@ -9,12 +9,8 @@ publishers started together, and a publisher that waits for a held lock and name
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,91 +18,20 @@ import pytest
 from pytest_obelize_bench._util.locks import holder_lock
 from pytest_obelize_bench._util.safe_io import KILL_AT_WRITE_ENV
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_json
-from pytest_obelize_bench.records.runs import RunManifest, add_record, case_file_ref, write_manifest
 from pytest_obelize_bench.summary.round_publication import publish_round
 from tests.helpers import casefile
-from tests.helpers.runs import errored, unsupported
-
-RUN_A, RUN_B, RUN_C = "20261201T100000Z-aaaaaa", "20261202T100000Z-bbbbbb", "20261203T100000Z-cccccc"
-FACTS = artefacts_to_json(
-    Artefacts(
-        findings=(),
-        edits=(),
-        written=(),
-        withheld=(),
-        exit_code=0,
-        model_used=False,
-        llm_tokens_in=None,
-        llm_tokens_out=None,
-        llm_cost_usd=None,
-    )
+from tests.helpers.crash import (
+    RUN_A,
+    RUN_B,
+    RUN_C,
+    SKIP,
+    obelize_bench,
+    published_run,
+    publisher,
+    round_state,
+    same_round,
+    write_run,
 )
-SKIP = {".publish.lock", ".document.lock", "summary.json"}
-
-
-def write_run(project: Path, run_id: str, *, facts_for: str | None, error_for: str | None) -> None:
-    cases = project / "cases" / "cases.yaml"
-    case_file = load_case_file(cases)
-    folder = project / "results" / "round-2" / "runs" / run_id
-    for case in case_file.cases:
-        record = (
-            errored(case.id, "fix", "obelize_failed")
-            if case.id == error_for
-            else unsupported(case.id, control=case.control)
-        )
-        add_record(folder, case.id, record.to_json(), FACTS if case.id == facts_for else None)
-    ids = sorted(c.id for c in case_file.cases)
-    write_manifest(
-        folder,
-        RunManifest(
-            run=run_id,
-            round=2,
-            cases_expected=ids,
-            cases_recorded=ids,
-            case_file=case_file_ref(cases, project / "results"),
-            ended_at="2026-12-01T10:05:00Z",
-        ),
-    )
-
-
-def round_state(project: Path) -> dict[str, bytes]:
-    """The published round and the document, byte for byte (run folders, locks and the derived summary.json aside)."""
-    results = project / "results"
-    state = {
-        p.relative_to(results).as_posix(): p.read_bytes()
-        for p in sorted(results.rglob("*"))
-        if p.is_file() and "runs" not in p.relative_to(results).parts and p.name not in SKIP
-    }
-    return state
-
-
-def published_run(project: Path) -> str | None:
-    note = project / "results" / "round-2" / "publication.json"
-    return json.loads(note.read_text(encoding="utf-8"))["run"] if note.is_file() else None
-
-
-def obelize_bench(project: Path, *args: str) -> tuple[int, str]:
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        out = io.StringIO()
-        return cli_main(list(args), out=out), out.getvalue()
-    finally:
-        os.chdir(cwd)
-
-
-def publisher(project: Path, run_id: str, env: dict[str, str] | None = None, *extra: str) -> subprocess.Popen[str]:
-    environ = {**os.environ, **(env or {})}
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest_obelize_bench.cli", "publish", "--run", run_id, *extra],
-        cwd=project,
-        env=environ,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +71,7 @@ def test_every_crash_point_of_publish_leaves_the_old_round_or_the_new_one(templa
         recovery, text = obelize_bench(project, "summarize")
         assert recovery == 0, f"k={k}: {text}"
         state = round_state(project)
-        whole = "old" if state == old else "new" if _same_round(state, new) else None
+        whole = "old" if state == old else "new" if same_round(state, new) else None
         assert whole is not None, f"k={k}: neither the old round nor the new one after recovery:\n{text}"
         assert obelize_bench(project, "summarize", "--check")[0] == 0, f"k={k}"
         assert not [p for p in (project / "results").rglob(".*") if p.name not in SKIP], f"k={k}: a temporary file"
@@ -156,21 +81,6 @@ def test_every_crash_point_of_publish_leaves_the_old_round_or_the_new_one(templa
         shutil.rmtree(project)
     assert len(outcomes) >= 8, outcomes  # records, graded facts, removals, the note, the document...
     assert "old" in outcomes and "new" in outcomes, outcomes
-
-
-def _same_round(state: dict[str, bytes], new: dict[str, bytes]) -> bool:
-    """The new round, publication.json's timestamp aside (a recovery writes the journal's own note)."""
-    if set(state) != set(new):
-        return False
-    for name, data in new.items():
-        if name.endswith("publication.json") and name.startswith("round-2/"):
-            first, second = json.loads(state[name]), json.loads(data)
-            first.pop("published_at"), second.pop("published_at")
-            if first != second:
-                return False
-        elif name != "BENCHMARK_RESULTS.md" and state[name] != data:
-            return False
-    return True
 
 
 def test_two_publishers_started_together_never_interleave(template: Path, tmp_path: Path) -> None:
