@@ -218,6 +218,12 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
+        # mkstemp's file is private (0600); the file it replaces keeps its mode, a new one is 0644
+        try:
+            found = os.stat(path, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            found = 0
+        os.fchmod(handle, stat.S_IMODE(found) & 0o755 if stat.S_ISREG(found) else 0o644)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         fault_point(path)

@@ -29,6 +29,7 @@ NOTE_NAME = "publication.json"
 #: A published measurement document is at most this large (80 repositories' findings).
 DOCUMENT_CAP_BYTES = MEASURE_DOCUMENT_BYTES
 INFRA_FLAG = "--bench-publish-with-infra-errors"
+_FINISH = "run `obelize-bench summarize` to finish it"
 
 
 class MeasurementNote(BaseModel):
@@ -261,11 +262,15 @@ def recover_measurements(results: Path) -> list[str]:
 
 
 def half_published(results: Path) -> list[str]:
-    """One line for each measurement folder whose publication a stopped process left half-done."""
+    """One line for each measurement folder a stopped process left half-written: a journal, or a
+    temporary file of a write that never finished."""
     from pytest_obelize_bench.records.published import JOURNAL_NAME
+    from pytest_obelize_bench.records.transaction import temporaries_in
 
-    return [
-        f"{folder} is half-published ({folder / JOURNAL_NAME} is there): run `obelize-bench summarize` to finish it"
-        for folder in measurement_folders(results)
-        if (folder / JOURNAL_NAME).exists() or (folder / JOURNAL_NAME).is_symlink()
-    ]
+    lines = []
+    for folder in measurement_folders(results):
+        if (folder / JOURNAL_NAME).exists() or (folder / JOURNAL_NAME).is_symlink():
+            lines.append(f"{folder} is half-published ({folder / JOURNAL_NAME} is there): {_FINISH}")
+        for name in temporaries_in(folder):
+            lines.append(f"{folder / name}: a temporary file a killed writer left: {_FINISH}")
+    return lines

@@ -137,16 +137,24 @@ def finish(folder: Path) -> None:
         path.unlink()
 
 
+def temporaries_in(folder: Path) -> list[str]:
+    """The names of the temporary files a killed ``write_atomically`` left in ``folder``."""
+    if not Path(folder).is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in os.scandir(folder)
+        if _TEMPORARY.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+    )
+
+
 def remove_temporaries(*folders: Path) -> list[str]:
     """Remove the temporary files a killed ``write_atomically`` left in these folders; their names."""
     removed: list[str] = []
     for folder in folders:
-        if not Path(folder).is_dir():
-            continue
-        for entry in os.scandir(folder):
-            if _TEMPORARY.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed.append(entry.name)
+        for name in temporaries_in(folder):
+            os.unlink(Path(folder) / name)
+            removed.append(name)
     return sorted(removed)
 
 
@@ -180,5 +188,6 @@ __all__ = [
     "remove_temporaries",
     "roll_forward",
     "sha256_bytes",
+    "temporaries_in",
     "temporaries_of",
 ]

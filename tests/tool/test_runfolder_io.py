@@ -97,6 +97,18 @@ def test_write_atomically_writes_text_and_bytes_and_leaves_no_temporary(tmp_path
     assert sorted(os.listdir(tmp_path / "sub")) == ["a.txt", "b.bin"]
 
 
+def test_write_atomically_gives_a_new_file_0644_and_keeps_a_replaced_file_s_mode(tmp_path: Path) -> None:
+    write_atomically(tmp_path / "new.json", "{}\n")
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644  # never mkstemp's private 0600
+    (tmp_path / "kept.sh").write_text("old\n")
+    (tmp_path / "kept.sh").chmod(0o750)
+    write_atomically(tmp_path / "kept.sh", "new\n")
+    assert (tmp_path / "kept.sh").stat().st_mode & 0o777 == 0o750
+    (tmp_path / "link").symlink_to(tmp_path / "kept.sh")  # a link's own mode (0777) is never taken
+    write_atomically(tmp_path / "link", "file\n")
+    assert not (tmp_path / "link").is_symlink() and (tmp_path / "link").stat().st_mode & 0o777 == 0o644
+
+
 def test_entry_kind_does_not_follow_links(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "f").write_text("")
