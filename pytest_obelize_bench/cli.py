@@ -119,12 +119,14 @@ def _add_paths(p: argparse.ArgumentParser, *, from_run: bool = False) -> None:
 
 
 def _run_command(args: argparse.Namespace, results: Path, out: TextIO) -> int:
-    """``regrade``, ``compare``, ``runs``, ``publish`` and ``show`` (``summary.runcommands``)."""
+    """``regrade``, ``history``, ``compare``, ``runs``, ``publish`` and ``show`` (``summary.runcommands``)."""
     from pytest_obelize_bench.summary import runcommands
 
     given, default = args.cases, DEFAULT_CASES
     if args.command == "regrade":
         return runcommands.regrade(results, args.round_number, given, default, write=args.write, out=out)
+    if args.command == "history":
+        return runcommands.history(results, args.round_number, given or DEFAULT_CASES, args.find, out)
     if args.command == "compare":
         return runcommands.compare(results, args.first, args.second, given, default, args.round_number, out)
     if args.command == "runs":
@@ -197,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--round", type=int, required=True, dest="round_number", help="the round to re-grade")
     _add_paths(p, from_run=True)
     p.add_argument("--write", action="store_true", help="rewrite the records that changed")
+    p = sub.add_parser("history", help="the history of obelize releases over a round's runs, case by case")
+    p.add_argument("--round", type=int, required=True, dest="round_number", help="the round whose runs to read")
+    p.add_argument("--find", metavar="CASE", help="the first release at which CASE's tier or rows changed")
+    _add_paths(p)
     p = sub.add_parser(
         "compare", help="two rounds, runs or folders of records: paired verified_success (exact McNemar) and tier moves"
     )
@@ -289,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: The commands that read the project's case file or results folder by default.
 PROJECT_COMMANDS = frozenset(
-    {"summarize", "regrade", "compare", "runs", "publish", "show", "review", "gate", "errors", "comparison"}
+    {"summarize", "regrade", "compare", "runs", "publish", "show", "review", "gate", "errors", "comparison", "history"}
 )
 
 
@@ -342,7 +348,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
             cases = args.cases or _results_case_file(results, out) or DEFAULT_CASES
             return summarize(results, cases, check=args.check, out=out)
-        if args.command in ("regrade", "compare", "runs", "publish", "show"):
+        if args.command in ("regrade", "compare", "runs", "publish", "show", "history"):
             return _run_command(args, results, out)
         if args.command == "review":
             from pytest_obelize_bench.report.patch_review import review_command

@@ -245,7 +245,7 @@ def read_record(path: Path) -> Record:
 
 #: Files of a round or run folder that are not records: a published round's summary and
 #: publication note, and a run folder's manifest (``records/runs.py``).
-NOT_RECORDS = frozenset({"summary.json", "publication.json", "run.json"})
+NOT_RECORDS = frozenset({"summary.json", "publication.json", "run.json", "history.json"})
 
 
 def repeat_stems(names: Iterable[str], case_ids: Iterable[str] | None = None) -> dict[str, str]:

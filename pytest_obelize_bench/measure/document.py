@@ -15,7 +15,7 @@ from pathlib import Path
 from pytest_obelize_bench._util.charts import Chart, RateChart
 from pytest_obelize_bench.report.document import begin_line, enclose, end_line
 
-_NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+|comparison-round-[1-9][0-9]*")
+_NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+|(?:comparison|history)-round-[1-9][0-9]*")
 
 
 def _span(text: str, name: str) -> tuple[int, int] | None:
@@ -31,14 +31,16 @@ def _span(text: str, name: str) -> tuple[int, int] | None:
 
 
 def _order(name: str) -> tuple[int, str, int]:
-    """Gate 1 first, then the dry runs by pack, then the comparisons by round."""
+    """Gate 1 first, then the dry runs by pack, then the comparisons and the histories by round."""
     if name.startswith("comparison-round-"):
         return (2, "", int(name.rsplit("-", 1)[1]))
+    if name.startswith("history-round-"):
+        return (3, "", int(name.rsplit("-", 1)[1]))
     return (0 if name == "gate1" else 1, name, 0)
 
 
 def apply_blocks(text: str, blocks: Mapping[str, str]) -> str:
-    """``text`` with each block replaced in place, or appended (Gate 1, dry runs, comparisons)."""
+    """``text`` with each block replaced in place, or appended (Gate 1, dry runs, comparisons, histories)."""
     for name in sorted(blocks, key=_order):
         if not _NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not a measurement block name")

@@ -43,7 +43,7 @@ from pytest_obelize_bench.records.evidence import (
     resolve_run,
 )
 
-__all__ = ["DECISIONS_FOLDER", "EXIT_CODES", "run_gate"]
+__all__ = ["DECISIONS_FOLDER", "EXIT_CODES", "case_keys", "run_gate"]
 
 DECISIONS_FOLDER = "decisions"
 EXIT_CODES = {"promote": 0, "reject": 1, "insufficient_evidence": 3}
@@ -53,7 +53,7 @@ PARTIAL_RULES = frozenset({"run_complete", "run_not_interrupted", "run_unchanged
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _keys(cases_path: Path) -> tuple[dict[str, Case], dict[str, int], str | None]:
+def case_keys(cases_path: Path) -> tuple[dict[str, Case], dict[str, int], str | None]:
     """The cases by id, each key's row count and the keys' sha256; all empty without a case file."""
     from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.casefile.keys import keys_sha256
@@ -170,7 +170,7 @@ def run_gate(
     moment = now or datetime.now(UTC)
     try:
         policy, policy_sha = load_policy(read_untrusted(policy_path, POLICY_BYTES), str(policy_path))
-        keys, rows, keys_sha = _keys(cases_path)
+        keys, rows, keys_sha = case_keys(cases_path)
         taken: set[str] = set()
         specs = [incumbent_spec, *candidate_specs]
         loaded = []

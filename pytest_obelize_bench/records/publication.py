@@ -14,7 +14,7 @@ from pathlib import Path
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile
-from pytest_obelize_bench.grading.record import RecordError, parse_record, repeat_stems
+from pytest_obelize_bench.grading.record import NOT_RECORDS, RecordError, parse_record, repeat_stems
 from pytest_obelize_bench.records.publication_note import (
     Publication,
     expected_cases,
@@ -184,7 +184,7 @@ def record_imported_round(results: Path, round_number: int, run_id: str, note: s
     round_folder = Path(results) / f"round-{round_number}"
     texts: dict[str, str] = {}
     for path in sorted(round_folder.glob("*.json")):
-        if path.name in (PUBLICATION_NAME, "summary.json"):
+        if path.name in NOT_RECORDS:
             continue
         text = read_bounded_text(path)
         texts[path.stem] = text

@@ -28,8 +28,12 @@ RUNS_DIR = "runs"
 LOCK_NAME = ".publish.lock"
 #: The journal of a publication under way (``transaction.py``); its presence fails the check.
 JOURNAL_NAME = "publication.pending"
+#: The history of releases over the round's runs (``promotion.history``).
+HISTORY_NAME = "history.json"
 #: What a round folder may hold besides ``<id>.json`` for the case file's ids.
-KNOWN_ENTRIES = frozenset({SUMMARY_NAME, PUBLICATION_NAME, ARTEFACTS_DIR, RUNS_DIR, LOCK_NAME, JOURNAL_NAME})
+KNOWN_ENTRIES = frozenset(
+    {SUMMARY_NAME, PUBLICATION_NAME, ARTEFACTS_DIR, RUNS_DIR, LOCK_NAME, JOURNAL_NAME, HISTORY_NAME}
+)
 
 
 def read_bounded_text(path: Path, cap: int = RECORD_CAP_BYTES) -> str:
@@ -119,6 +123,7 @@ def read_json_object(path: Path, cap: int = RECORD_CAP_BYTES) -> dict[str, objec
 
 __all__ = [
     "ARTEFACTS_DIR",
+    "HISTORY_NAME",
     "JOURNAL_NAME",
     "KNOWN_ENTRIES",
     "LOCK_NAME",

@@ -200,6 +200,18 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     return document, summary_path
 
 
+def _stale_histories(document: Path, histories: Mapping[str, str]) -> str | None:
+    """None when every round's history block is as its history.json renders it."""
+    from pytest_obelize_bench.measure.document import stale_block
+
+    if not histories:
+        return None
+    try:
+        return stale_block(Path(document).read_text(encoding="utf-8"), histories)
+    except OSError as exc:
+        return f"{document} cannot be read: {exc.strerror or exc}"
+
+
 def _rounds_text(rounds: Sequence[int]) -> str:
     return ("round " if len(rounds) == 1 else "rounds ") + ", ".join(str(n) for n in rounds)
 
@@ -219,6 +231,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     from pytest_obelize_bench.casefile.reviews import ReviewFileError
     from pytest_obelize_bench.measure.document import (
         MeasurementError,
+        apply_blocks,
         apply_measurements,
         check_measurements,
         measurement_charts,
@@ -231,6 +244,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         render_decisions,
         with_decisions,
     )
+    from pytest_obelize_bench.promotion.history_report import history_blocks
     from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
     from pytest_obelize_bench.records.review_drift import drifted_reviews
     from pytest_obelize_bench.summary.round_publication import recover_round
@@ -253,6 +267,8 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         decisions = render_decisions(documents)
         charts: list[Chart] = [chart for _, round_charts_ in rendered.values() for chart in round_charts_]
         charts.extend(decision_charts(documents))
+        histories, history_charts = history_blocks(results_dir, list(rounds))
+        charts.extend(history_charts)
         drifted = drifted_reviews(Path(case_file_path), {n: round_.data.records for n, round_ in loaded.items()})
         # A measurement that cannot be rendered has no chart; check_measurements names the problem.
         with contextlib.suppress(MeasurementError):
@@ -275,6 +291,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
             or stale
             or check_decisions(document, decisions)
             or check_measurements(document, results_dir, case_file_path)
+            or _stale_histories(document, histories)
             or check_figures(results_dir, charts)
         )
         if reason is not None:
@@ -291,6 +308,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         text = apply_measurements(
             with_decisions(render_document(existing, blocks), decisions), results_dir, case_file_path
         )
+        text = apply_blocks(text, histories)
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1

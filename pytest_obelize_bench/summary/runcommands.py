@@ -335,4 +335,16 @@ def regrade(results: Path, round_number: int, given: Path | None, default: Path,
     return 0 if outcome.published else 1
 
 
-__all__ = ["compare", "list_runs_report", "publish", "regrade", "show"]
+def history(results: Path, round_number: int, cases: Path, find: str | None, out: TextIO) -> int:
+    """``history --round N``: write the round's history.json, then the document's block and chart
+    from it (``summarize``); with ``--find CASE``, only say where the case changed."""
+    from pytest_obelize_bench.promotion.history_report import run_history
+    from pytest_obelize_bench.summary.roundfiles import summarize
+
+    status = run_history(results, cases, round_number, find=find, out=out)
+    if status != 0 or find is not None:
+        return status
+    return summarize(results, cases, check=False, out=out)
+
+
+__all__ = ["compare", "history", "list_runs_report", "publish", "regrade", "show"]

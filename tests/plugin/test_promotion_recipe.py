@@ -1,4 +1,5 @@
-"""README's "Promoting a new obelize", pasted: two real rounds and the gate, ending in a decision.
+"""README's "Promoting a new obelize", pasted: two real rounds and the gate, ending in a decision;
+then the same two runs as a history of releases (``obelize-bench history``).
 
 The three commands run as written, from a project whose case file holds local repositories shaped
 like the real ones (the fixtures' summariser, one case in the holdout), with three substitutions a
@@ -100,3 +101,17 @@ def test_the_promotion_recipe_ends_in_a_decision_as_pasted(tmp_path: Path) -> No
     assert document["incumbent"]["tool_version"] == "0.8.0" and document["candidate"]["tool_version"] == "0.7.0"
     failed = {r["rule"] for r in document["reasons"] if not r["holds"]}
     assert not failed & (EVIDENCE_RULES | {"clean_trees"}), [r["text"] for r in document["reasons"] if not r["holds"]]
+    # the same two runs as a history of releases: in version order, though 0.8.0 ran first
+    done = paste(".venv/bin/obelize-bench history --round 2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    history = json.loads((project / "results" / "round-2" / "history.json").read_text(encoding="utf-8"))
+    assert [(r["label"], r["run"]) for r in history["releases"]] == [("0.7.0", new), ("0.8.0", old)]
+    (step,) = history["steps"]
+    assert (step["before"], step["after"]) == ("0.7.0", "0.8.0") and not history["left_out"]
+    changed = {c["case"] for c in step["improved"] + step["regressed"]}
+    for case in ("ann__clean", "bob__clean", "cy__refused"):
+        found = paste(f".venv/bin/obelize-bench history --round 2 --find {case}")
+        assert found.returncode == 0, found.stdout
+        expected = f"{case}: first changed at obelize 0.8.0" if case in changed else f"{case}: the same tier and rows"
+        assert expected in found.stdout, found.stdout
+    assert paste(".venv/bin/obelize-bench summarize --check").returncode == 0
