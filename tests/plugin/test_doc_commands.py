@@ -58,6 +58,8 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/pytest --bench-round=2 --bench-interpreter=minor --lf": "a real round: the repositories on GitHub",
     "UV_CACHE_DIR=~/.cache/obelize-bench-uv .venv/bin/pytest --bench-round=2": "a real round",
     ".venv/bin/obelize-bench review navamai__navamai --run RUN": PLACEHOLDER,
+    "for version in 0.1.0": "eight real rounds: the repositories on GitHub",
+    ".venv/bin/obelize-bench history --round 2": "needs round 2's runs (none in this project yet); test_history.py",
 }
 
 
