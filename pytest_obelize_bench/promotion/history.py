@@ -144,14 +144,27 @@ def release_label(run: RunEvidence) -> str:
 
 
 def order_key(run: RunEvidence) -> tuple[Any, ...]:
-    """Releases by version (PEP 440 when it parses), then by when the run started."""
+    """Releases by version (PEP 440 when it parses), then commits of one version by their date (a
+    source checkout's), then by when the run started."""
     from packaging.version import InvalidVersion, Version
 
-    started = "" if run.manifest is None else run.manifest.started_at or ""
+    manifest = run.manifest
+    tool = None if manifest is None else manifest.tool
+    started = (_utc(None if tool is None else tool.commit_date), "" if manifest is None else manifest.started_at or "")
     try:
         return (0, Version(run.tool_version or ""), "", started)
     except InvalidVersion:
         return (1, None, run.tool_version or "", started)
+
+
+def _utc(moment: str | None) -> str:
+    """An ISO 8601 time with any offset as UTC, so that times sort as text; empty when unknown."""
+    from datetime import UTC
+
+    try:
+        return "" if not moment else datetime.fromisoformat(moment).astimezone(UTC).isoformat()
+    except ValueError:
+        return moment or ""
 
 
 def _pins(run: RunEvidence) -> tuple[str | None, str | None]:

@@ -33,6 +33,8 @@ class ToolIdentity(BaseModel):
     tree_dirty: bool | None = None
     source: Source | None = None
     exclude_newer_tool: str | None = None
+    #: A source checkout's commit date (ISO 8601, the committer's): the history orders commits by it.
+    commit_date: str | None = None
 
 
 class ToolInfo(BaseModel):
@@ -51,6 +53,7 @@ class ToolInfo(BaseModel):
     #: dependencies resolved as of the round's ``exclude_newer``; null for an installed obelize, a
     #: source checkout, or a venv built with no cutoff.
     exclude_newer_tool: StrictStr | None = None
+    commit_date: StrictStr | None = None
 
     @property
     def checkout(self) -> str | None:
@@ -64,6 +67,7 @@ class ToolInfo(BaseModel):
             tree_dirty=self.tree_dirty,
             source=self.source,
             exclude_newer_tool=self.exclude_newer_tool,
+            commit_date=self.commit_date,
         )
 
     def to_json(self) -> str:

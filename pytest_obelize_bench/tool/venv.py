@@ -130,6 +130,7 @@ def _info(
     commit: str | None = None,
     tree_dirty: bool | None = None,
     exclude_newer_tool: str | None = None,
+    commit_date: str | None = None,
 ) -> ToolInfo:
     version = answer.get("module_version") or answer.get("version")
     if not isinstance(version, str) or not version:
@@ -144,6 +145,7 @@ def _info(
         source=source,
         spec=spec,
         exclude_newer_tool=exclude_newer_tool,
+        commit_date=commit_date,
     )
 
 
@@ -350,7 +352,11 @@ def _resolve_checkout(spec: str, tool_root: Path, exclude_newer: str | None) -> 
     commit = head.strip() if head and re.fullmatch(r"[0-9a-f]{40,64}", head.strip()) else None
     status = git_output(path, "status", "--porcelain", own_home=True) if commit else None
     dirty = None if status is None else bool(status.strip())
-    return _info(python, answer, source="checkout", spec=spec, commit=commit, tree_dirty=dirty)
+    date = git_output(path, "log", "-1", "--format=%cI", "HEAD", own_home=True) if commit else None
+    return _info(
+        python, answer, source="checkout", spec=spec, commit=commit, tree_dirty=dirty,
+        commit_date=date.strip() or None if date else None,
+    )  # fmt: skip
 
 
 def resolve_tool(spec: str | None, *, tool_root: Path, exclude_newer: str | None = None) -> ToolInfo:

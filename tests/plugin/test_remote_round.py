@@ -225,6 +225,9 @@ def test_a_source_checkout_must_be_at_the_controllers_path_on_a_remote_worker(tm
         assert record["tier"] == "verified_success", done.stdout[-3000:]
         assert record["provenance"]["obelize_commit"] and record["provenance"]["obelize_tree_dirty"] is False
         assert list((tmp_path / "machine" / "work" / "tools").glob("checkout-*"))  # built on the worker
+        manifest = json.loads((rounds.only_run(project / "results" / "round-2") / "run.json").read_text("utf-8"))
+        assert manifest["tool"]["commit"] == record["provenance"]["obelize_commit"]
+        assert manifest["tool"]["commit_date"].startswith("20")  # the history orders commits by it
     else:
         assert record["error"]["reason"] == "worker_refused", done.stdout[-3000:]
         assert f"the obelize checkout {checkout} is not on this machine" in record["error"]["detail"]

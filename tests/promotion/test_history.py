@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.promotion.history import order_key
+from pytest_obelize_bench.promotion.history import order_key, release_label
 from tests.helpers.crash import obelize_bench
 from tests.helpers.promotion_runs import case_id, make_project, write_run
 from tests.helpers.runs import run
@@ -148,3 +148,12 @@ def test_a_hostile_history_file_stops_summarize_with_one_line(project: Path, tmp
 def test_releases_order_by_version_not_by_text() -> None:
     runs = [run(version, (), tool={"version": version}) for version in ("0.10.0", "0.9.0", "0.9.0rc1", "1.0")]
     assert [r.tool_version for r in sorted(runs, key=order_key)] == ["0.9.0rc1", "0.9.0", "0.10.0", "1.0"]
+
+
+def test_commits_of_one_version_order_by_their_date_whatever_the_run_order_or_the_offset() -> None:
+    older = run("b", (), tool={"version": "0.9.0.dev0", "commit": "b" * 40, "commit_date": "2026-11-02T09:00:00+02:00"},
+              started_at="2026-12-02T00:00:00Z")  # fmt: skip
+    newer = run("a", (), tool={"version": "0.9.0.dev0", "commit": "a" * 40, "commit_date": "2026-11-02T08:30:00+00:00"},
+                started_at="2026-12-01T00:00:00Z")  # fmt: skip
+    assert [r.run_id for r in sorted([newer, older], key=order_key)] == ["b", "a"]  # 07:00Z before 08:30Z
+    assert release_label(older) == "0.9.0.dev0 @bbbbbbb"
