@@ -337,6 +337,8 @@ class Conclusion:
     artefacts_json: str | None
     #: why the item fails: a harness crash, or a fixture that missed its expectation.
     failure: str | None
+    #: obelize's patch.diff as text, when its licence lets it be published (the results pages show it)
+    patch: str | None = None
 
 
 def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
@@ -363,4 +365,19 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
         failure: str | None = f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}"
     else:
         failure = run.kind.judge(run, record, update_expected=update_expected)
-    return Conclusion(record, error_line, artefacts_json, failure)
+    return Conclusion(record, error_line, artefacts_json, failure, _published_patch(run))
+
+
+def _published_patch(run: CaseRun) -> str | None:
+    """The patch the logs kept (only under a licence that allows publishing it), as text; None
+    without one or over ``PATCH_BYTES``. Bytes that are not UTF-8 read as U+FFFD."""
+    from pytest_obelize_bench._util.caps import PATCH_BYTES
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+
+    if run.workspace is None:
+        return None
+    path = run.tree().logs / "artefacts" / "patch.diff"
+    try:
+        return read_untrusted(path, PATCH_BYTES).decode("utf-8", errors="replace") if path.is_file() else None
+    except UntrustedFileError:
+        return None

@@ -29,6 +29,7 @@ from pytest_obelize_bench.records.published import (
 )
 from pytest_obelize_bench.records.runs import (
     IMPORTED_KIND,
+    PATCH_SUFFIX,
     case_file_ref,
     incomplete_reasons,
     infrastructure_errors,
@@ -141,9 +142,7 @@ def _planned_files(
             continue
         name = f"{case_id}.json"
         files[name] = (name, sha256_bytes(texts[case_id].encode("utf-8")))
-        facts = _read_copy(run / ARTEFACTS_DIR / name)
-        if facts is not None:
-            files[f"{ARTEFACTS_DIR}/{name}"] = (f"{ARTEFACTS_DIR}/{name}", sha256_bytes(facts))
+        _plan_beside(run, case_id, files)
     repeats: dict[str, str] = {}
     for stem in sorted(repeat_stems(names_in(run), set(texts))):
         data = _read_copy(run / f"{stem}.json")
@@ -151,10 +150,16 @@ def _planned_files(
             continue
         files[f"{stem}.json"] = (f"{stem}.json", sha256_bytes(data))
         repeats[stem] = sha256_bytes(data)
-        facts = _read_copy(run / ARTEFACTS_DIR / f"{stem}.json")
-        if facts is not None:
-            files[f"{ARTEFACTS_DIR}/{stem}.json"] = (f"{ARTEFACTS_DIR}/{stem}.json", sha256_bytes(facts))
+        _plan_beside(run, stem, files)
     return files, repeats
+
+
+def _plan_beside(run: Path, stem: str, files: dict[str, tuple[str, str]]) -> None:
+    """An attempt's graded facts and published patch, when the run kept them."""
+    for name in (f"{ARTEFACTS_DIR}/{stem}.json", f"{ARTEFACTS_DIR}/{stem}{PATCH_SUFFIX}"):
+        data = _read_copy(run / name)
+        if data is not None:
+            files[name] = (name, sha256_bytes(data))
 
 
 def _published_files(round_folder: Path, ids: list[str], keep: set[str]) -> list[str]:
@@ -162,7 +167,7 @@ def _published_files(round_folder: Path, ids: list[str], keep: set[str]) -> list
     stems = [*ids, *repeat_stems(names_in(round_folder), set(ids))]
     present = []
     for stem in stems:
-        for name in (f"{stem}.json", f"{ARTEFACTS_DIR}/{stem}.json"):
+        for name in (f"{stem}.json", f"{ARTEFACTS_DIR}/{stem}.json", f"{ARTEFACTS_DIR}/{stem}{PATCH_SUFFIX}"):
             path = round_folder / name
             if (path.exists() or path.is_symlink()) and name not in keep:
                 present.append(name)

@@ -181,7 +181,10 @@ def _write_regraded(
     source: Path, staging: Path, stems: dict[str, str], cases: dict[str, Case], reviews: ReviewBook
 ) -> None:
     """Each record and repeat of ``source`` graded again into ``staging``, its graded facts beside it."""
+    from pytest_obelize_bench._util.caps import PATCH_BYTES
+    from pytest_obelize_bench._util.safe_io import read_untrusted
     from pytest_obelize_bench.records.published import ARTEFACTS_DIR, read_bounded_text
+    from pytest_obelize_bench.records.runs import PATCH_SUFFIX
 
     for stem, case_id in sorted(stems.items()):
         record = parse_record(read_bounded_text(source / f"{stem}.json"), str(source / f"{stem}.json"))
@@ -196,3 +199,6 @@ def _write_regraded(
         write_atomically(staging / f"{stem}.json", record.to_json())
         if facts is not None:
             write_atomically(staging / ARTEFACTS_DIR / f"{stem}.json", facts)
+        patch = source / ARTEFACTS_DIR / f"{stem}{PATCH_SUFFIX}"
+        if patch.is_file() and not patch.is_symlink():
+            write_atomically(staging / ARTEFACTS_DIR / patch.name, read_untrusted(patch, PATCH_BYTES))

@@ -46,6 +46,8 @@ from pytest_obelize_bench.records.published import (
 
 ATTEMPTS_DIR = "attempts"
 ARTEFACTS_DIR = "artefacts"
+#: A published patch beside its graded facts: ``artefacts/<case>.diff``.
+PATCH_SUFFIX = ".diff"
 _RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}|[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -182,8 +184,9 @@ def tampered(folder: Path, manifest: RunManifest) -> list[str]:
 # -- writing one record ----------------------------------------------------------------------
 
 
-def add_record(folder: Path, case_id: str, text: str, artefacts: str | None = None) -> Path:
-    """Write a case's record into the run, keeping an earlier attempt under ``attempts/``."""
+def add_record(folder: Path, case_id: str, text: str, artefacts: str | None = None, patch: str | None = None) -> Path:
+    """Write a case's record into the run, keeping an earlier attempt under ``attempts/``; its
+    graded facts (``artefacts/<case>.json``) and publishable patch (``artefacts/<case>.diff``) beside."""
     folder = Path(folder)
     path = folder / f"{case_id}.json"
     if path.is_file() and not path.is_symlink():
@@ -191,13 +194,16 @@ def add_record(folder: Path, case_id: str, text: str, artefacts: str | None = No
         n = 1 + len(list(earlier.glob(f"{case_id}.[0-9]*.json")))
         earlier.mkdir(parents=True, exist_ok=True)
         os.replace(path, earlier / f"{case_id}.{n}.json")
-        facts = folder / ARTEFACTS_DIR / f"{case_id}.json"
-        if facts.is_file():
-            (earlier / ARTEFACTS_DIR).mkdir(exist_ok=True)
-            os.replace(facts, earlier / ARTEFACTS_DIR / f"{case_id}.{n}.json")
+        for suffix in (".json", PATCH_SUFFIX):
+            kept = folder / ARTEFACTS_DIR / f"{case_id}{suffix}"
+            if kept.is_file():
+                (earlier / ARTEFACTS_DIR).mkdir(exist_ok=True)
+                os.replace(kept, earlier / ARTEFACTS_DIR / f"{case_id}.{n}{suffix}")
     write_atomically(path, text)
     if artefacts:
         write_atomically(folder / ARTEFACTS_DIR / f"{case_id}.json", artefacts)
+    if patch:
+        write_atomically(folder / ARTEFACTS_DIR / f"{case_id}{PATCH_SUFFIX}", patch)
     return path
 
 
@@ -230,6 +236,7 @@ __all__ = [
     "ATTEMPTS_DIR",
     "IMPORTED_KIND",
     "MANIFEST_NAME",
+    "PATCH_SUFFIX",
     "REGRADED_KIND",
     "SESSION_KIND",
     "CaseFileRef",

@@ -188,7 +188,8 @@ class Controller:
         remote_logs = getattr(report, "bench_logs", None)  # remote.py: a remote worker's logs stay there
         if isinstance(remote_logs, str):
             self.remote_logs[record.case] = remote_logs[:1000]
-        self._accept(record, text, getattr(report, "bench_artefacts", None), report.nodeid)
+        patch = getattr(report, "bench_patch", None)
+        self._accept(record, text, getattr(report, "bench_artefacts", None), report.nodeid, patch)
 
     def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
         """The error record of an item that ended without one (``missing.py``)."""
@@ -199,7 +200,7 @@ class Controller:
         )
         self._accept(record, record.to_json(), None, nodeid)
 
-    def _accept(self, record: Record, text: str, artefacts: str | None, nodeid: str) -> None:
+    def _accept(self, record: Record, text: str, artefacts: str | None, nodeid: str, patch: str | None = None) -> None:
         self.watch.record(nodeid)
         # The first attempt is the case's record; repeats are kept apart (--bench-repeat).
         if record.attempt_number == 1:
@@ -216,7 +217,7 @@ class Controller:
 
             name = attempt_stem(record.case, record.attempt)
             try:
-                path = add_record(self.run_dir, name, text, artefacts)
+                path = add_record(self.run_dir, name, text, artefacts, patch if isinstance(patch, str) else None)
             except OSError as exc:
                 self._results_unwritable(exc)
                 return

@@ -44,6 +44,8 @@ class CaseOutcome:
     error_line: str | None = None
     #: the graded facts, for ``regrade`` and error analysis.
     artefacts_json: str | None = None
+    #: the patch, when its licence lets it be published.
+    patch: str | None = None
 
 
 OUTCOME_KEY: pytest.StashKey[CaseOutcome] = pytest.StashKey()

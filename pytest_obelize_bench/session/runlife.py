@@ -129,8 +129,9 @@ def keep_resumed(ctl: Controller) -> None:
     A record is never rewritten in place: the marked one is added as the case's latest, and the
     one it was kept from moves, byte for byte, under ``attempts/`` (``runs.add_record``).
     """
+    from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, PATCH_BYTES
     from pytest_obelize_bench.records.published import read_bounded_text
-    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, add_record
+    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, PATCH_SUFFIX, add_record
     from pytest_obelize_bench.session.resume import mark_resumed
 
     assert ctl.run_dir is not None
@@ -140,8 +141,10 @@ def keep_resumed(ctl: Controller) -> None:
         if marked is record:  # marked by an earlier resume already
             continue
         facts_path = ctl.run_dir / ARTEFACTS_DIR / f"{case}.json"
-        facts = read_bounded_text(facts_path, 5 << 20) if facts_path.is_file() else None
-        add_record(ctl.run_dir, case, marked.to_json(), facts)
+        facts = read_bounded_text(facts_path, GRADED_FACTS_BYTES) if facts_path.is_file() else None
+        patch_path = ctl.run_dir / ARTEFACTS_DIR / f"{case}{PATCH_SUFFIX}"
+        patch = read_bounded_text(patch_path, PATCH_BYTES) if patch_path.is_file() else None
+        add_record(ctl.run_dir, case, marked.to_json(), facts, patch)
 
 
 def open_manifest(ctl: Controller) -> None:

@@ -212,6 +212,10 @@ def test_the_terminal_shows_tiers_and_the_summary(serial_round: Any) -> None:
     assert summary["counts"]["records"] == len(records) > 0
     assert sum(summary["tiers"]["total"].values()) == summary["counts"]["headline_cases"]
     assert (project / "results" / "round-2" / "artefacts" / "ann__clean.json").is_file()
+    # the patch a permissive licence lets be published travels with the record, byte for byte
+    logs_patch = project.parent / "work" / "round-2" / "ann__clean.logs" / "artefacts" / "patch.diff"
+    published = project / "results" / "round-2" / "artefacts" / "ann__clean.diff"
+    assert published.read_bytes() == logs_patch.read_bytes() and b"+++ " in published.read_bytes()
 
 
 def test_the_tier_is_a_junit_property(serial_round: Any) -> None:
