@@ -89,12 +89,22 @@ def render_pages(docs: Path) -> dict[Path, tuple[str, str]]:
     return pages
 
 
-def docs_command(docs: Path, *, check: bool, out: TextIO) -> int:
-    """Rewrite the generated blocks, or with ``check`` name every page that differs and exit 1."""
+def docs_command(
+    docs: Path, *, check: bool, out: TextIO, results: Path | None = None, cases: Path | None = None
+) -> int:
+    """Rewrite the generated blocks and the results pages (``docs/results/``), or with ``check``
+    name every page that differs and exit 1."""
+    from pytest_obelize_bench.casefile.cases import CaseFileError
+    from pytest_obelize_bench.casefile.reviews import ReviewFileError
+    from pytest_obelize_bench.summary.site.pages import check_site, site_files, write_site
+
+    results = results or docs.parent / "results"
+    cases = cases or docs.parent / "cases" / "cases.yaml"
     try:
         pages = render_pages(docs)
-    except (OSError, ValueError) as exc:
-        print(f"obelize-bench docs: {exc}", file=out)
+        site = site_files(results, cases) if results.is_dir() else {}
+    except (OSError, ValueError, CaseFileError, ReviewFileError) as exc:
+        print(f"obelize-bench docs: {str(exc).splitlines()[0]}", file=out)
         return 2
     stale = [path for path, (old, new) in pages.items() if old != new]
     for path in stale:
@@ -105,14 +115,30 @@ def docs_command(docs: Path, *, check: bool, out: TextIO) -> int:
             print(f"{path}: rewritten", file=out)
     if not stale:
         print(f"{len(pages)} reference pages agree with the code", file=out)
-    return 1 if check and stale else 0
+    if check:
+        problems = check_site(docs, site)
+        for problem in problems:
+            print(f"{problem}; run `obelize-bench docs`", file=out)
+        if not problems:
+            print(f"{len(site)} results pages and figures agree with {results}", file=out)
+        return 1 if stale or problems else 0
+    changed = write_site(docs, site)
+    print(f"{len(site)} results pages and figures from {results} ({changed} written or removed)", file=out)
+    return 0
 
 
 def add_docs_command(sub: Any) -> None:
     """The ``docs`` subcommand's arguments (``sub`` is the console script's subparsers)."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "docs", help="rewrite (or --check) the generated reference pages: options, record schema, case-file rules"
+        "docs",
+        help="rewrite (or --check) the generated pages: options, record schema, case-file rules, and the results",
     )
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page differs from a fresh render")
     p.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="the documentation folder (default: %(default)s)")
-    p.set_defaults(handler=lambda args, out: docs_command(args.docs, check=args.check, out=out))
+    p.add_argument("--results", type=Path, default=None, help="the results folder (default: beside the docs)")
+    p.add_argument("--cases", type=Path, default=None, help="the case file (default: cases/cases.yaml beside the docs)")
+    p.set_defaults(
+        handler=lambda args, out: docs_command(
+            args.docs, check=args.check, out=out, results=args.results, cases=args.cases
+        )
+    )

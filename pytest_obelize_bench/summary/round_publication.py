@@ -109,8 +109,11 @@ def publish_held(
         results_given=results_given,
     )
     if outcome.published:
+        from pytest_obelize_bench.summary.site.pages import write_site_beside
+
         with holder_lock(Path(results_dir) / DOCUMENT_LOCK, "the results document", wait):
             document, _ = write_round_outputs(results_dir, case_file, n)
+            outcome.lines += write_site_beside(results_dir, case_file.path)
         finish(Path(results_dir) / f"round-{n}")
         outcome.lines.append(f"summary: {document}")
     return outcome

@@ -200,16 +200,21 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     return document, summary_path
 
 
-def _stale_histories(document: Path, histories: Mapping[str, str]) -> str | None:
-    """None when every round's history block is as its history.json renders it."""
+def _stale_derived(document: Path, histories: Mapping[str, str], results_dir: Path, cases: Path) -> str | None:
+    """None when every round's history block is as its history.json renders it and the project's
+    results pages (``docs/results/``, when it has them) as ``results/`` renders them."""
+    from pytest_obelize_bench.casefile.reviews import ReviewFileError
     from pytest_obelize_bench.measure.document import stale_block
+    from pytest_obelize_bench.summary.site.pages import check_site_beside
 
-    if not histories:
-        return None
     try:
-        return stale_block(Path(document).read_text(encoding="utf-8"), histories)
+        stale = stale_block(Path(document).read_text(encoding="utf-8"), histories) if histories else None
+        site = check_site_beside(results_dir, cases)
     except OSError as exc:
         return f"{document} cannot be read: {exc.strerror or exc}"
+    except (ValueError, ReviewFileError) as exc:
+        return f"the results pages cannot be rendered: {str(exc).splitlines()[0]}"
+    return stale or (f"the results pages differ ({site[0]}; {len(site)} in all)" if site else None)
 
 
 def _rounds_text(rounds: Sequence[int]) -> str:
@@ -248,6 +253,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
     from pytest_obelize_bench.records.review_drift import drifted_reviews
     from pytest_obelize_bench.summary.round_publication import recover_round
+    from pytest_obelize_bench.summary.site.pages import write_site_beside
 
     try:
         case_file = load_case_file(case_file_path)
@@ -291,7 +297,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
             or stale
             or check_decisions(document, decisions)
             or check_measurements(document, results_dir, case_file_path)
-            or _stale_histories(document, histories)
+            or _stale_derived(document, histories, results_dir, Path(case_file_path))
             or check_figures(results_dir, charts)
         )
         if reason is not None:
@@ -316,9 +322,11 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         with holder_lock(results_dir / DOCUMENT_LOCK, "the results document"):
             write_figures(results_dir, charts, prune=True)
             write_atomically(document, text)
+            pages = write_site_beside(results_dir, Path(case_file_path))
     except LockBusy as exc:
         print(f"obelize-bench summarize: {exc}", file=stream)
         return 1
+    stream.write("".join(f"obelize-bench summarize: {line}\n" for line in pages))
     print(f"wrote {document} and {len(charts)} figures ({_rounds_text(rounds)})", file=stream)
     return 0
 
