@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pytest_obelize_bench._util.markdown import NULL, cell, table
+from pytest_obelize_bench._util.markdown import NULL, cell, plain, table
 from pytest_obelize_bench.grading.record import TIERS, SuiteResult
 from pytest_obelize_bench.report.repeat_render import render_repeatability
 from pytest_obelize_bench.report.round_cases import SPLITS, RoundData
@@ -330,7 +330,10 @@ def _error_section(f: RoundFigures) -> list[str]:
         *_table(
             ["Case", "Step", "Reason", "Class", "Detail"],
             ["---"] * 5,
-            ((_code(row.case), row.step, row.reason, row.error_class, row.detail) for row in f.errors),
+            (
+                (_code(row.case), plain(row.step), plain(row.reason), row.error_class, plain(row.detail, 200))
+                for row in f.errors
+            ),
         ),
     ]
 

@@ -1,0 +1,149 @@
+"""The results pages: generated from results/ alone, hostile evidence shown as text, kept current by
+publication and summarize, and checked by ``docs --check`` and ``summarize --check``.
+
+Each page is rendered to HTML with the site's own Markdown extensions (``mkdocs.yml``), so what is
+checked is what a browser would be given; ``test_site_browser.py`` then opens it in one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import markdown
+import pytest
+import yaml
+
+from pytest_obelize_bench.summary.site.case_page import marked_lines
+from pytest_obelize_bench.summary.site.escape import code, cut_lines, fenced, text
+from tests.helpers.crash import obelize_bench
+from tests.helpers.site import DETAIL, HOSTILE_FILE, hostile_project
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def render(page: str) -> str:
+    """A page as the site renders it: the extensions of mkdocs.yml."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    names = [next(iter(e)) if isinstance(e, dict) else e for e in config["markdown_extensions"]]
+    return markdown.markdown(page, extensions=names)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return hostile_project(tmp_path_factory.mktemp("site"))
+
+
+def pages(project: Path) -> dict[str, str]:
+    folder = project / "docs" / "results"
+    return {p.relative_to(folder).as_posix(): p.read_text("utf-8") for p in folder.rglob("*.md")}
+
+
+def test_publication_writes_the_pages_and_both_checks_hold_them(project: Path) -> None:
+    written = pages(project)
+    assert {"index.md", "round-2.md", "round-2/alpha__navamai.md", "round-2/zeta__app.md"} <= set(written)
+    assert "[Round 2](round-2.md), published from run" in written["index.md"]
+    assert '<a href="round-2/alpha__navamai.md">alpha__navamai</a>' in render(written["round-2.md"])
+    assert (project / "docs" / "results" / "figures" / "round-2-headline.svg").is_file()
+    assert obelize_bench(project, "summarize", "--check")[0] == 0
+    assert obelize_bench(project, "docs", "--check", "--docs", "docs")[0] == 0
+
+
+def test_an_edited_or_stray_page_fails_both_checks_and_summarize_rewrites_it(project: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy)
+    page = copy / "docs" / "results" / "round-2" / "alpha__navamai.md"
+    page.write_text(page.read_text("utf-8").replace("verified", "VERIFIED"), encoding="utf-8")
+    (copy / "docs" / "results" / "stray.md").write_text("# stray\n", encoding="utf-8")
+    code_, out = obelize_bench(copy, "summarize", "--check")
+    assert code_ == 1 and "the results pages differ (" in out and "2 in all" in out, out
+    code_, out = obelize_bench(copy, "docs", "--check", "--docs", "docs")
+    assert code_ == 1
+    assert f"{Path('docs/results/round-2/alpha__navamai.md')}: differs from a fresh render" in out
+    assert f"{Path('docs/results/stray.md')}: not generated from results/" in out
+    code_, out = obelize_bench(copy, "summarize")
+    assert code_ == 0 and "results pages: " in out and not (copy / "docs" / "results" / "stray.md").exists()
+    assert obelize_bench(copy, "summarize", "--check")[0] == 0
+
+
+class _Elements(HTMLParser):
+    """Every element of a page, with its attributes, as a browser's parser would see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append((tag, dict(attrs)))
+
+
+def elements(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Elements()
+    parser.feed(html)
+    return parser.found
+
+
+def test_nothing_hostile_reaches_the_html(project: Path) -> None:
+    for name, page in pages(project).items():
+        html = render(page)
+        found = elements(html)
+        assert not [tag for tag, _ in found if tag in ("script", "b", "iframe", "object")], name
+        assert not [(tag, a) for tag, a in found if any(key.startswith("on") for key in a)], name
+        images = [a.get("src") or "" for tag, a in found if tag == "img"]
+        assert all(re.fullmatch(r"figures/[a-z0-9-]+\.svg", src) for src in images), (name, images)
+        links = [a.get("href") or "" for tag, a in found if tag == "a"]
+        assert not [href for href in links if ":" in href and not href.startswith("#")], (name, links)
+        assert "\x00" not in html and "\x07" not in html, name
+        assert len(page) < 60_000, f"{name}: {len(page)} characters"
+
+
+def test_the_case_page_shows_the_tier_the_rows_and_the_diff_with_its_key_row_marked(project: Path) -> None:
+    page = pages(project)["round-2/alpha__navamai.md"]
+    html = render(page)
+    published = json.loads((project / "results" / "round-2" / "alpha__navamai.json").read_text("utf-8"))
+    assert f"Tier <strong><code>{published['tier']}</code></strong>" in html
+    assert re.search(r'<span class="hll"><span class="gd">-import google.generativeai as genai', html), html[:3000]
+    assert html.count('class="hll"') == 1  # the key row's line, and nothing else
+    assert "<td><code>app.py</code></td>" in html and ">migrated<" in html
+    assert "&lt;script&gt;document.title=" in html  # the patch's script shows as text
+    assert "[cut]" in page and "line(s) longer than 240 characters are cut" in page
+    assert "Not reviewed yet" in page and ".venv/bin/obelize-bench review alpha__navamai --run round-2:" in page
+
+
+def test_an_errored_case_shows_its_detail_as_text_cut(project: Path) -> None:
+    page = pages(project)["round-2/zeta__app.md"]
+    html = render(page)
+    assert "The case errored at step <code>fix</code>: <code>obelize_failed</code> (tool)" in html
+    assert "\ufffd" in html  # the NUL byte
+    assert "[cut]" in html and "y" * 241 not in html  # 20,000 characters cut to one short line
+    assert DETAIL[:20] not in page.replace("```", "") or "<script>" in page  # only inside the fence
+
+
+def test_escape_turns_markup_into_text() -> None:
+    assert text("<b>x</b> | `y` [z]") == "&#60;b&#62;x&#60;/b&#62; &#124; &#96;y&#96; &#91;z&#93;"
+    for hostile in (HOSTILE_FILE, "[a](javascript:alert(1))", "``x``", "&lt;b&gt;"):
+        for escaped, wrapper in ((text(hostile), "p"), (code(hostile), "code")):
+            html = render(escaped)
+            assert [tag for tag, _ in elements(html)] == ["p"] + (["code"] if wrapper == "code" else [])
+            assert unescape(re.sub(r"</?(p|code)>", "", html)) == hostile  # shown as written
+    assert text("a\x00b\u2028c\x1bd") == "a\ufffdb c\ufffdd"  # a line separator is a space
+    lines, note = cut_lines("\n".join(["z" * 300] * 500))
+    assert (
+        len(lines) == 400
+        and note == "the first 400 of its 500 lines are shown; 500 line(s) longer than 240 characters are cut"
+    )
+    assert fenced(["````", "x"], "diff", [2]) == ['`````diff hl_lines="2"', "````", "x", "`````"]
+
+
+def test_marked_lines_follow_the_old_file_through_hunks_and_files() -> None:
+    diff = [
+        "--- a/one.py", "+++ b/one.py", "@@ -10,3 +10,3 @@", " ten", "-eleven", "+ELEVEN", " twelve",
+        "--- a/two.py", "+++ b/two.py", "@@ -1,2 +1,1 @@", "-one", " two",
+    ]  # fmt: skip
+    assert marked_lines(diff, {("one.py", 11), ("one.py", 12), ("two.py", 1)}) == [5, 7, 11]
+    assert marked_lines(diff, {("two.py", 11)}) == []
