@@ -147,3 +147,23 @@ def test_marked_lines_follow_the_old_file_through_hunks_and_files() -> None:
     ]  # fmt: skip
     assert marked_lines(diff, {("one.py", 11), ("one.py", 12), ("two.py", 1)}) == [5, 7, 11]
     assert marked_lines(diff, {("two.py", 11)}) == []
+
+
+def test_each_decision_has_a_page_with_every_rule_it_checked(tmp_path: Path) -> None:
+    from pytest_obelize_bench.summary.site.pages import site_files
+    from tests.helpers.promotion_runs import make_project, write_run
+
+    project = make_project(tmp_path / "project")
+    write_run(project, "20261201T100000Z-aaaaaa", {}, default="p", version="0.7.0")
+    write_run(project, "20261201T110000Z-bbbbbb", {0: "v"}, default="p", version="0.8.0")
+    obelize_bench(project, "gate", "--incumbent", "20261201T100000Z-aaaaaa", "--candidate", "20261201T110000Z-bbbbbb")
+    (written,) = (project / "results" / "decisions").glob("*.json")
+    document = json.loads(written.read_text("utf-8"))
+    files = site_files(project / "results", project / "cases" / "cases.yaml")
+    listing, page = str(files["decisions.md"]), str(files[f"decisions/{written.stem}.md"])
+    assert f"[{written.stem}](decisions/{written.stem}.md)" in listing
+    html = render(page)
+    assert f"<strong><code>{document['decision']}</code></strong>" in html
+    for reason in document["reasons"]:
+        assert f"<td><code>{reason['rule']}</code></td>" in html
+    assert html.count("<tr>") == len(document["reasons"]) + 1
