@@ -167,3 +167,27 @@ def test_each_decision_has_a_page_with_every_rule_it_checked(tmp_path: Path) -> 
     for reason in document["reasons"]:
         assert f"<td><code>{reason['rule']}</code></td>" in html
     assert html.count("<tr>") == len(document["reasons"]) + 1
+
+
+def test_the_published_gate1_has_a_page_per_labelled_repository_with_its_rows() -> None:
+    from pytest_obelize_bench.summary.site.pages import site_files
+
+    files = site_files(ROOT / "results", ROOT / "cases" / "cases.yaml")
+    scan = json.loads((ROOT / "results" / "gate1" / "scan.json").read_text("utf-8"))
+    labelled = sorted(p.stem for p in (ROOT / "cases" / "gate1" / "labels").glob("*.yaml"))
+    assert sorted(name[6:-3] for name in files if name.startswith("gate1/")) == labelled
+    assert all(f"(gate1/{slug}.md)" in str(files["gate1.md"]) for slug in labelled)
+    from pytest_obelize_bench.measure.gate1_render import key_matches, load_gate1_inputs
+
+    document, _, keys, _ = load_gate1_inputs(ROOT / "results" / "gate1" / "scan.json", ROOT / "cases" / "gate1")
+    for name, match in key_matches(document, keys).items():
+        page = str(files[f"gate1/{name.replace('/', '__')}.md"])
+        assert match is not None and f"## Found and labelled ({match.true_positive})" in page
+        assert f"## Labelled, not found ({match.missed})" in page
+        assert f"## Found, not labelled (false positives) ({match.false_positive})" in page
+        assert render(page).count("<tr>") == sum(
+            n + 1 for n in (len(match.actionable.matched), len(match.actionable.missing),
+                            len(match.actionable.unexpected), len(match.other.matched), len(match.other.missing),
+                            len(match.other.unexpected), len(match.forbidden)) if n
+        )  # fmt: skip
+    assert scan["scanned"]
