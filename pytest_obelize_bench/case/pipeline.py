@@ -337,8 +337,9 @@ class Conclusion:
     artefacts_json: str | None
     #: why the item fails: a harness crash, or a fixture that missed its expectation.
     failure: str | None
-    #: obelize's patch.diff as text, when its licence lets it be published (the results pages show it)
-    patch: str | None = None
+    #: what is published beside the record, by suffix: obelize's patch.diff and the tails of the
+    #: suites' logs, when the repository's licence lets them be published (the results pages show them)
+    beside: dict[str, str] | None = None
 
 
 def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
@@ -365,19 +366,53 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
         failure: str | None = f"the harness crashed inside this case (its record says harness_crashed):\n{run.crash}"
     else:
         failure = run.kind.judge(run, record, update_expected=update_expected)
-    return Conclusion(record, error_line, artefacts_json, failure, _published_patch(run))
+    return Conclusion(record, error_line, artefacts_json, failure, _published_beside(run, record))
 
 
-def _published_patch(run: CaseRun) -> str | None:
-    """The patch the logs kept (only under a licence that allows publishing it), as text; None
-    without one or over ``PATCH_BYTES``. Bytes that are not UTF-8 read as U+FFFD."""
+#: What a published tail of a suite's log holds at most: its last lines, and their last bytes.
+TAIL_LINES = 60
+TAIL_BYTES = 8 * 1024
+
+
+def _published_beside(run: CaseRun, record: Record) -> dict[str, str] | None:
+    """The patch the logs kept and the tails of the suites' logs, only under a licence that lets
+    them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD."""
+    import json
+
     from pytest_obelize_bench._util.caps import PATCH_BYTES
     from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+    from pytest_obelize_bench.tool.evidence_copy import patch_publishable
 
-    if run.workspace is None:
+    if run.workspace is None or not patch_publishable(run.case.license):
         return None
-    path = run.tree().logs / "artefacts" / "patch.diff"
+    logs = run.tree().logs
+    beside: dict[str, str] = {}
     try:
-        return read_untrusted(path, PATCH_BYTES).decode("utf-8", errors="replace") if path.is_file() else None
+        patch = logs / "artefacts" / "patch.diff"
+        if patch.is_file():
+            beside[".diff"] = read_untrusted(patch, PATCH_BYTES).decode("utf-8", errors="replace")
     except UntrustedFileError:
+        pass  # over 1 MiB, or not a plain file: the page says it was not published
+    tails = {}
+    for index, step in enumerate(record.steps, start=1):
+        if step.name in ("baseline", "after"):
+            tails[step.name] = _tail(logs / f"{index:02d}-{step.name}.log")
+    if any(tails.values()):
+        beside[".tails.json"] = json.dumps(tails, indent=2, sort_keys=True) + "\n"
+    return beside or None
+
+
+def _tail(log: Path) -> str | None:
+    """The last ``TAIL_LINES`` lines of a step's log, at most ``TAIL_BYTES``; None without one."""
+    import os
+
+    if not log.is_file() or log.is_symlink():
         return None
+    with open(log, "rb") as stream:
+        size = stream.seek(0, os.SEEK_END)
+        stream.seek(max(0, size - TAIL_BYTES))
+        data = stream.read(TAIL_BYTES)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if size > TAIL_BYTES:
+        lines = lines[1:]  # the first one is cut
+    return "\n".join(lines[-TAIL_LINES:])

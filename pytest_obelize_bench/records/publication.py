@@ -28,8 +28,8 @@ from pytest_obelize_bench.records.published import (
     read_bounded_text,
 )
 from pytest_obelize_bench.records.runs import (
+    BESIDE_SUFFIXES,
     IMPORTED_KIND,
-    PATCH_SUFFIX,
     case_file_ref,
     incomplete_reasons,
     infrastructure_errors,
@@ -155,8 +155,8 @@ def _planned_files(
 
 
 def _plan_beside(run: Path, stem: str, files: dict[str, tuple[str, str]]) -> None:
-    """An attempt's graded facts and published patch, when the run kept them."""
-    for name in (f"{ARTEFACTS_DIR}/{stem}.json", f"{ARTEFACTS_DIR}/{stem}{PATCH_SUFFIX}"):
+    """What the run kept beside an attempt's record: graded facts, patch, log tails."""
+    for name in (f"{ARTEFACTS_DIR}/{stem}{suffix}" for suffix in BESIDE_SUFFIXES):
         data = _read_copy(run / name)
         if data is not None:
             files[name] = (name, sha256_bytes(data))
@@ -167,7 +167,7 @@ def _published_files(round_folder: Path, ids: list[str], keep: set[str]) -> list
     stems = [*ids, *repeat_stems(names_in(round_folder), set(ids))]
     present = []
     for stem in stems:
-        for name in (f"{stem}.json", f"{ARTEFACTS_DIR}/{stem}.json", f"{ARTEFACTS_DIR}/{stem}{PATCH_SUFFIX}"):
+        for name in (f"{stem}.json", *(f"{ARTEFACTS_DIR}/{stem}{suffix}" for suffix in BESIDE_SUFFIXES)):
             path = round_folder / name
             if (path.exists() or path.is_symlink()) and name not in keep:
                 present.append(name)

@@ -184,7 +184,7 @@ def _write_regraded(
     from pytest_obelize_bench._util.caps import PATCH_BYTES
     from pytest_obelize_bench._util.safe_io import read_untrusted
     from pytest_obelize_bench.records.published import ARTEFACTS_DIR, read_bounded_text
-    from pytest_obelize_bench.records.runs import PATCH_SUFFIX
+    from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES
 
     for stem, case_id in sorted(stems.items()):
         record = parse_record(read_bounded_text(source / f"{stem}.json"), str(source / f"{stem}.json"))
@@ -199,6 +199,7 @@ def _write_regraded(
         write_atomically(staging / f"{stem}.json", record.to_json())
         if facts is not None:
             write_atomically(staging / ARTEFACTS_DIR / f"{stem}.json", facts)
-        patch = source / ARTEFACTS_DIR / f"{stem}{PATCH_SUFFIX}"
-        if patch.is_file() and not patch.is_symlink():
-            write_atomically(staging / ARTEFACTS_DIR / patch.name, read_untrusted(patch, PATCH_BYTES))
+        for suffix in BESIDE_SUFFIXES[1:]:  # the patch and the log tails, byte for byte
+            kept = source / ARTEFACTS_DIR / f"{stem}{suffix}"
+            if kept.is_file() and not kept.is_symlink():
+                write_atomically(staging / ARTEFACTS_DIR / kept.name, read_untrusted(kept, PATCH_BYTES))

@@ -48,6 +48,10 @@ ATTEMPTS_DIR = "attempts"
 ARTEFACTS_DIR = "artefacts"
 #: A published patch beside its graded facts: ``artefacts/<case>.diff``.
 PATCH_SUFFIX = ".diff"
+#: The tails of the suites' logs, beside the patch: ``artefacts/<case>.tails.json``.
+TAILS_SUFFIX = ".tails.json"
+#: Every file kept beside an attempt's record under ``artefacts/``: graded facts, patch, log tails.
+BESIDE_SUFFIXES = (".json", PATCH_SUFFIX, TAILS_SUFFIX)
 _RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}|[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -184,9 +188,12 @@ def tampered(folder: Path, manifest: RunManifest) -> list[str]:
 # -- writing one record ----------------------------------------------------------------------
 
 
-def add_record(folder: Path, case_id: str, text: str, artefacts: str | None = None, patch: str | None = None) -> Path:
+def add_record(
+    folder: Path, case_id: str, text: str, artefacts: str | None = None, beside: Mapping[str, str] | None = None
+) -> Path:
     """Write a case's record into the run, keeping an earlier attempt under ``attempts/``; its
-    graded facts (``artefacts/<case>.json``) and publishable patch (``artefacts/<case>.diff``) beside."""
+    graded facts (``artefacts/<case>.json``) and what else is published beside them (``beside``:
+    suffix to text, ``PATCH_SUFFIX`` and ``TAILS_SUFFIX``)."""
     folder = Path(folder)
     path = folder / f"{case_id}.json"
     if path.is_file() and not path.is_symlink():
@@ -194,16 +201,17 @@ def add_record(folder: Path, case_id: str, text: str, artefacts: str | None = No
         n = 1 + len(list(earlier.glob(f"{case_id}.[0-9]*.json")))
         earlier.mkdir(parents=True, exist_ok=True)
         os.replace(path, earlier / f"{case_id}.{n}.json")
-        for suffix in (".json", PATCH_SUFFIX):
+        for suffix in BESIDE_SUFFIXES:
             kept = folder / ARTEFACTS_DIR / f"{case_id}{suffix}"
             if kept.is_file():
                 (earlier / ARTEFACTS_DIR).mkdir(exist_ok=True)
                 os.replace(kept, earlier / ARTEFACTS_DIR / f"{case_id}.{n}{suffix}")
     write_atomically(path, text)
-    if artefacts:
-        write_atomically(folder / ARTEFACTS_DIR / f"{case_id}.json", artefacts)
-    if patch:
-        write_atomically(folder / ARTEFACTS_DIR / f"{case_id}{PATCH_SUFFIX}", patch)
+    for suffix, content in {".json": artefacts, **(beside or {})}.items():
+        if suffix not in BESIDE_SUFFIXES:
+            raise ValueError(f"{suffix!r} is not kept beside a record")
+        if content:
+            write_atomically(folder / ARTEFACTS_DIR / f"{case_id}{suffix}", content)
     return path
 
 
@@ -234,11 +242,13 @@ def incomplete_reasons(manifest: RunManifest, records: Mapping[str, Record], exp
 
 __all__ = [
     "ATTEMPTS_DIR",
+    "BESIDE_SUFFIXES",
     "IMPORTED_KIND",
     "MANIFEST_NAME",
     "PATCH_SUFFIX",
     "REGRADED_KIND",
     "SESSION_KIND",
+    "TAILS_SUFFIX",
     "CaseFileRef",
     "Replaced",
     "Rerun",

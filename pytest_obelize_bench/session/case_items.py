@@ -78,7 +78,7 @@ def _bench_case(bench_legacy_sdk: Any, request: pytest.FixtureRequest) -> None:
         tier=done.record.tier,
         error_line=done.error_line,
         artefacts_json=done.artefacts_json,
-        patch=done.patch,
+        beside=done.beside,
     )
     if done.failure is not None:
         pytest.fail(done.failure, pytrace=False)
@@ -148,7 +148,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.bench_tier = outcome.tier
         report.bench_case_id = outcome.case_id
         report.bench_artefacts = outcome.artefacts_json
-        report.bench_patch = outcome.patch
+        report.bench_beside = outcome.beside
         context = item.config.stash.get(CONTEXT_KEY, None)
         if context is not None and context.remote:  # remote.py: the logs stay on that machine
             from pytest_obelize_bench.session.remote import logs_of, tidy_on_worker

@@ -188,8 +188,8 @@ class Controller:
         remote_logs = getattr(report, "bench_logs", None)  # remote.py: a remote worker's logs stay there
         if isinstance(remote_logs, str):
             self.remote_logs[record.case] = remote_logs[:1000]
-        patch = getattr(report, "bench_patch", None)
-        self._accept(record, text, getattr(report, "bench_artefacts", None), report.nodeid, patch)
+        beside = getattr(report, "bench_beside", None)
+        self._accept(record, text, getattr(report, "bench_artefacts", None), report.nodeid, beside)
 
     def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
         """The error record of an item that ended without one (``missing.py``)."""
@@ -200,7 +200,7 @@ class Controller:
         )
         self._accept(record, record.to_json(), None, nodeid)
 
-    def _accept(self, record: Record, text: str, artefacts: str | None, nodeid: str, patch: str | None = None) -> None:
+    def _accept(self, record: Record, text: str, artefacts: str | None, nodeid: str, beside: object = None) -> None:
         self.watch.record(nodeid)
         # The first attempt is the case's record; repeats are kept apart (--bench-repeat).
         if record.attempt_number == 1:
@@ -213,11 +213,13 @@ class Controller:
             if lastfailed is not None:
                 lastfailed.lastfailed[nodeid] = True
         if self.run_dir is not None and self.results_error is None:
-            from pytest_obelize_bench.records.runs import add_record
+            from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES, add_record
 
             name = attempt_stem(record.case, record.attempt)
             try:
-                path = add_record(self.run_dir, name, text, artefacts, patch if isinstance(patch, str) else None)
+                given = beside if isinstance(beside, dict) else {}
+                kept = {k: v for k, v in given.items() if k in BESIDE_SUFFIXES[1:] and isinstance(v, str)}
+                path = add_record(self.run_dir, name, text, artefacts, kept)
             except OSError as exc:
                 self._results_unwritable(exc)
                 return

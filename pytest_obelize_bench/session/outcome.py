@@ -44,8 +44,9 @@ class CaseOutcome:
     error_line: str | None = None
     #: the graded facts, for ``regrade`` and error analysis.
     artefacts_json: str | None = None
-    #: the patch, when its licence lets it be published.
-    patch: str | None = None
+    #: what is published beside the record, by suffix (``records.runs.BESIDE_SUFFIXES``): the patch
+    #: and the suites' log tails, when the repository's licence lets them be published.
+    beside: dict[str, str] | None = None
 
 
 OUTCOME_KEY: pytest.StashKey[CaseOutcome] = pytest.StashKey()

@@ -131,7 +131,7 @@ def keep_resumed(ctl: Controller) -> None:
     """
     from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, PATCH_BYTES
     from pytest_obelize_bench.records.published import read_bounded_text
-    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, PATCH_SUFFIX, add_record
+    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, BESIDE_SUFFIXES, add_record
     from pytest_obelize_bench.session.resume import mark_resumed
 
     assert ctl.run_dir is not None
@@ -142,9 +142,12 @@ def keep_resumed(ctl: Controller) -> None:
             continue
         facts_path = ctl.run_dir / ARTEFACTS_DIR / f"{case}.json"
         facts = read_bounded_text(facts_path, GRADED_FACTS_BYTES) if facts_path.is_file() else None
-        patch_path = ctl.run_dir / ARTEFACTS_DIR / f"{case}{PATCH_SUFFIX}"
-        patch = read_bounded_text(patch_path, PATCH_BYTES) if patch_path.is_file() else None
-        add_record(ctl.run_dir, case, marked.to_json(), facts, patch)
+        beside = {}
+        for suffix in BESIDE_SUFFIXES[1:]:
+            kept = ctl.run_dir / ARTEFACTS_DIR / f"{case}{suffix}"
+            if kept.is_file():
+                beside[suffix] = read_bounded_text(kept, PATCH_BYTES)
+        add_record(ctl.run_dir, case, marked.to_json(), facts, beside)
 
 
 def open_manifest(ctl: Controller) -> None:

@@ -9,6 +9,7 @@ script, a NUL byte and a very long line. Every hostile string would set the page
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -73,6 +74,8 @@ def hostile_project(root: Path) -> Path:
     (folder / "artefacts").mkdir(exist_ok=True)
     (folder / "artefacts" / "alpha__navamai.json").write_text(artefacts_to_json(facts), encoding="utf-8")
     (folder / "artefacts" / "alpha__navamai.diff").write_text(PATCH, encoding="utf-8")
+    tails = {"baseline": "collected 3 items\n3 passed", "after": f"FAILED test_app.py::test_{SCRIPT}\n" + "z" * 900}
+    (folder / "artefacts" / "alpha__navamai.tails.json").write_text(json.dumps(tails), encoding="utf-8")
     # the project's documentation, whose results pages the publication then writes
     shutil.copytree(ROOT / "docs", project / "docs", ignore=shutil.ignore_patterns("results"))
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")

@@ -216,6 +216,10 @@ def test_the_terminal_shows_tiers_and_the_summary(serial_round: Any) -> None:
     logs_patch = project.parent / "work" / "round-2" / "ann__clean.logs" / "artefacts" / "patch.diff"
     published = project / "results" / "round-2" / "artefacts" / "ann__clean.diff"
     assert published.read_bytes() == logs_patch.read_bytes() and b"+++ " in published.read_bytes()
+    tails = json.loads((project / "results" / "round-2" / "artefacts" / "ann__clean.tails.json").read_text("utf-8"))
+    assert set(tails) == {"baseline", "after"} and "passed" in tails["after"]
+    after_log = next((logs_patch.parent.parent).glob("*-after.log")).read_text("utf-8").rstrip("\n")
+    assert after_log.endswith(tails["after"])  # the end of the log, as it was
 
 
 def test_the_tier_is_a_junit_property(serial_round: Any) -> None:

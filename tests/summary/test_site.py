@@ -112,6 +112,8 @@ def test_the_case_page_shows_the_tier_the_rows_and_the_diff_with_its_key_row_mar
     assert "<td><code>app.py</code></td>" in html and ">migrated<" in html
     assert "&lt;script&gt;document.title=" in html  # the patch's script shows as text
     assert "[cut]" in page and "line(s) longer than 240 characters are cut" in page
+    assert "The end of the suite's log before the patch:" in page and "3 passed" in html
+    assert "FAILED test_app.py::test_&lt;script&gt;" in html  # a log's script, as text
     assert "Not reviewed yet" in page and ".venv/bin/obelize-bench review alpha__navamai --run round-2:" in page
 
 

@@ -43,6 +43,8 @@ class CaseEvidence:
     facts: Mapping[int, Artefacts | None] = field(default_factory=dict)
     patches: Mapping[int, str | None] = field(default_factory=dict)
     reviews: Mapping[int, Review | None] = field(default_factory=dict)
+    #: the tails of the suites' logs by attempt, by phase (``baseline``, ``after``)
+    tails: Mapping[int, Mapping[str, str | None]] = field(default_factory=dict)
     #: why no patch is shown when there is none (a licence, nothing written, a round of another harness)
     patch_note: str = "no patch was published for this attempt"
 
@@ -86,7 +88,9 @@ def _rows(evidence: CaseEvidence, facts: Artefacts | None) -> list[str]:
         return ["A negative control: it has no key rows, and it holds when nothing is written."]
     rows = expected_rows(key)
     if facts is None:
-        listed = [[code(path), line, code(symbol), "not known: no graded facts were published"] for path, line, symbol in rows]
+        listed = [
+            [code(path), line, code(symbol), "not known: no graded facts were published"] for path, line, symbol in rows
+        ]
         return table(["Path", "Line", "Symbol", "What happened"], ["---", "--:", "---", "---"], listed, str)
     try:
         states = case_states(key.id, rows, collect_case(facts, evidence.case_id), {})
@@ -118,7 +122,25 @@ def _patch(evidence: CaseEvidence, attempt: int) -> list[str]:
         rows = {(path, line) for path, line, _ in expected_rows(evidence.key)}
     block = fenced(lines, "diff", marked_lines(lines, rows))
     intro = "The patch obelize wrote; the lines at a key row are highlighted."
-    return [intro, "", *block, *([f"", f"*{text(note)}.*"] if note else [])]
+    return [intro, "", *block, *(["", f"*{text(note)}.*"] if note else [])]
+
+
+def _tails(tails: Mapping[str, str | None]) -> list[str]:
+    """The end of each suite's log, as it was published; where none was, where the logs are."""
+    shown = [(phase, tail) for phase, tail in (("baseline", tails.get("baseline")), ("after", tails.get("after")))
+             if tail]  # fmt: skip
+    if not shown:
+        return [
+            "No log tail was published (the licence does not allow it, or no suite ran); the step logs stay in "
+            "the work root of the machine that ran the case, where `obelize-bench show` reads them.",
+            "",
+        ]
+    lines = []
+    for phase, tail in shown:
+        cut, note = cut_lines(tail or "", max_lines=60)
+        title = "before the patch" if phase == "baseline" else "after the patch"
+        lines += [f"The end of the suite's log {title}:", "", *fenced(cut), *([f"*{text(note)}.*"] if note else []), ""]
+    return lines
 
 
 def _review(evidence: CaseEvidence, record: Record) -> list[str]:
@@ -173,7 +195,13 @@ def case_page(evidence: CaseEvidence) -> str:
     title = f"# {text(evidence.case_id)}, round {evidence.round}"
     why = explain_tier(record.error, m).removeprefix(f"{record.tier}: ")
     lines = [title, "", f"Tier **`{record.tier}`**: {text(why, 600)}.", ""]
-    split = "that is a negative control" if record.control else f"in the {record.split} split" if record.split else "no split"
+    split = (
+        "that is a negative control"
+        if record.control
+        else f"in the {record.split} split"
+        if record.split
+        else "no split"
+    )
     run = f"run {code(evidence.run)}" if evidence.run else "an imported round"
     back = f"[Back to round {evidence.round}](../round-{evidence.round}.md)"
     lines += [f"A case {split}, published from {run}. {back}.", ""]
@@ -191,9 +219,9 @@ def case_page(evidence: CaseEvidence) -> str:
         "## The suites",
         "",
         f"Before the patch: {_suite(m.tests_baseline)}. After it: {_suite(m.tests_after)}. "
-        f"The suite covers the change: {text(m.tests_cover_change)}. The step logs stay in the work root of "
-        "the machine that ran the case (`obelize-bench show` reads them there).",
+        f"The suite covers the change: {text(m.tests_cover_change)}.",
         "",
+        *_tails(evidence.tails.get(record.attempt_number) or {}),
     ]
     lines += ["## The review", "", *_review(evidence, record), ""]
     lines += ["## Provenance", "", *_provenance(record), ""]

@@ -20,8 +20,8 @@ from pytest_obelize_bench._util.markdown import table
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.casefile.reviews import load_reviews, review_for, reviews_path
-from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.grading.attempts import record_file_name
+from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
 from pytest_obelize_bench.grading.record import Record, read_round_attempts
 from pytest_obelize_bench.summary.site.case_page import CaseEvidence, case_page
 from pytest_obelize_bench.summary.site.escape import code, text
@@ -52,6 +52,21 @@ def _read_patch(folder: Path, stem: str) -> str | None:
         return None
 
 
+def _read_tails(folder: Path, stem: str) -> dict[str, str | None]:
+    """The published tails of an attempt's suite logs (``artefacts/<stem>.tails.json``); none when
+    the round has none or the file is not what the harness writes."""
+    import json
+
+    path = folder / "artefacts" / f"{stem}.tails.json"
+    try:
+        data = json.loads(read_untrusted_text(path, PATCH_BYTES)) if path.is_file() else {}
+    except (UntrustedFileError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {phase: value for phase, value in data.items() if phase in ("baseline", "after") and isinstance(value, str)}
+
+
 def _patch_note(record: Record, case_file: CaseFile, imported: bool) -> str:
     case = case_file.by_id().get(record.case)
     if imported:
@@ -80,6 +95,7 @@ def _case_pages(
             attempts=attempts,
             facts={k: _read_facts(folder, stem) for k, stem in stems.items()},
             patches={k: _read_patch(folder, stem) for k, stem in stems.items()},
+            tails={k: _read_tails(folder, stem) for k, stem in stems.items()},
             reviews={r.attempt_number: review_for(reviews, case_id, r.provenance.patch_sha256) for r in attempts},
             patch_note=_patch_note(attempts[0], case_file, imported=imported),
         )
@@ -175,8 +191,10 @@ def _gate1_pages(results: Path, cases_path: Path) -> dict[str, tuple[str, str]]:
         if match is None:
             lines.append("No usable scan of its pinned commit: it is not in the figures.")
         else:
-            lines.append(f"Precision {match.precision.format()} over {match.findings} findings, recall "
-                         f"{match.recall.format()} over {match.labelled} labelled rows (actionable kinds).")  # fmt: skip
+            lines.append(
+                f"Precision {match.precision.format()} over {match.findings} findings, recall "
+                f"{match.recall.format()} over {match.labelled} labelled rows (actionable kinds)."
+            )
             sections = [
                 ("Found and labelled", match.actionable.matched), ("Labelled, not found", match.actionable.missing),
                 ("Found, not labelled (false positives)", match.actionable.unexpected),
@@ -196,6 +214,7 @@ def _gate1_pages(results: Path, cases_path: Path) -> dict[str, tuple[str, str]]:
 def _decision_page(stem: str, document: Mapping[str, Any]) -> str:
     """One decision document: its outcome, both runs, and every rule it checked with its figure,
     the value seen, the threshold and whether it held."""
+
     def run(side: str) -> str:
         identity = document.get(side) or {}
         return f"{code(identity.get('run_id'))} (obelize {text(identity.get('tool_version'))})"
@@ -225,7 +244,8 @@ def site_files(results: Path, cases_path: Path) -> dict[str, str | bytes]:
     case_file = load_case_file(cases_path)
     rounds = [n for n in rounds_on_disk(results, case_file) if (results / f"round-{n}").is_dir()]
     files: dict[str, str | bytes] = {}
-    index = ["# Results", "", "Every page here is generated from `results/` by `obelize-bench docs`; edit the data,", "never a page.", ""]  # fmt: skip
+    index = ["# Results", "", "Every page here is generated from `results/` by `obelize-bench docs`; edit the data,"]
+    index += ["never a page.", ""]
     index += ["## Rounds", ""]
     for n in rounds:
         page, run, imported = _round_page(results, case_file, n)
