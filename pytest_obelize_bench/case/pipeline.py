@@ -369,50 +369,11 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
     return Conclusion(record, error_line, artefacts_json, failure, _published_beside(run, record))
 
 
-#: What a published tail of a suite's log holds at most: its last lines, and their last bytes.
-TAIL_LINES = 60
-TAIL_BYTES = 8 * 1024
-
-
 def _published_beside(run: CaseRun, record: Record) -> dict[str, str] | None:
-    """The patch the logs kept and the tails of the suites' logs, only under a licence that lets
-    them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD."""
-    import json
+    """The patch and the suites' log tails, published beside the record when the licence allows."""
+    from pytest_obelize_bench.tool.evidence_copy import published_beside
 
-    from pytest_obelize_bench._util.caps import PATCH_BYTES
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
-    from pytest_obelize_bench.tool.evidence_copy import patch_publishable
-
-    if run.workspace is None or not patch_publishable(run.case.license):
+    if run.workspace is None:
         return None
-    logs = run.tree().logs
-    beside: dict[str, str] = {}
-    try:
-        patch = logs / "artefacts" / "patch.diff"
-        if patch.is_file():
-            beside[".diff"] = read_untrusted(patch, PATCH_BYTES).decode("utf-8", errors="replace")
-    except UntrustedFileError:
-        pass  # over 1 MiB, or not a plain file: the page says it was not published
-    tails = {}
-    for index, step in enumerate(record.steps, start=1):
-        if step.name in ("baseline", "after"):
-            tails[step.name] = _tail(logs / f"{index:02d}-{step.name}.log")
-    if any(tails.values()):
-        beside[".tails.json"] = json.dumps(tails, indent=2, sort_keys=True) + "\n"
-    return beside or None
-
-
-def _tail(log: Path) -> str | None:
-    """The last ``TAIL_LINES`` lines of a step's log, at most ``TAIL_BYTES``; None without one."""
-    import os
-
-    if not log.is_file() or log.is_symlink():
-        return None
-    with open(log, "rb") as stream:
-        size = stream.seek(0, os.SEEK_END)
-        stream.seek(max(0, size - TAIL_BYTES))
-        data = stream.read(TAIL_BYTES)
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    if size > TAIL_BYTES:
-        lines = lines[1:]  # the first one is cut
-    return "\n".join(lines[-TAIL_LINES:])
+    steps = [step.name for step in record.steps]
+    return published_beside(run.tree().logs, run.case.license, steps)

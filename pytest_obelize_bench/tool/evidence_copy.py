@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
@@ -84,3 +85,48 @@ def patch_digest(folder: Path) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+#: What a published tail of a suite's log holds at most: its last lines, and their last bytes.
+TAIL_LINES = 60
+TAIL_BYTES = 8 * 1024
+
+
+def published_beside(logs: Path, license: str | None, steps: Sequence[str]) -> dict[str, str] | None:
+    """What a round publishes beside a case's record, by suffix: the patch the logs kept
+    (``.diff``) and the tails of the suites' logs (``.tails.json``), only under a licence that lets
+    them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD.
+    ``steps`` are the record's step names in order (``NN-<name>.log``)."""
+    import json
+
+    from pytest_obelize_bench._util.caps import PATCH_BYTES
+    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+
+    if not patch_publishable(license):
+        return None
+    beside: dict[str, str] = {}
+    try:
+        patch = logs / "artefacts" / "patch.diff"
+        if patch.is_file():
+            beside[".diff"] = read_untrusted(patch, PATCH_BYTES).decode("utf-8", errors="replace")
+    except UntrustedFileError:
+        pass  # over 1 MiB, or not a plain file: the page says it was not published
+    tails = {name: _tail(logs / f"{index:02d}-{name}.log") for index, name in enumerate(steps, start=1)
+             if name in ("baseline", "after")}  # fmt: skip
+    if any(tails.values()):
+        beside[".tails.json"] = json.dumps(tails, indent=2, sort_keys=True) + "\n"
+    return beside or None
+
+
+def _tail(log: Path) -> str | None:
+    """The last ``TAIL_LINES`` lines of a step's log, at most ``TAIL_BYTES``; None without one."""
+    if not log.is_file() or log.is_symlink():
+        return None
+    with open(log, "rb") as stream:
+        size = stream.seek(0, os.SEEK_END)
+        stream.seek(max(0, size - TAIL_BYTES))
+        data = stream.read(TAIL_BYTES)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if size > TAIL_BYTES:
+        lines = lines[1:]  # the first one is cut
+    return "\n".join(lines[-TAIL_LINES:])

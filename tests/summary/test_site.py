@@ -193,3 +193,23 @@ def test_the_published_gate1_has_a_page_per_labelled_repository_with_its_rows() 
                             len(match.other.unexpected), len(match.forbidden)) if n
         )  # fmt: skip
     assert scan["scanned"]
+
+
+def test_each_compared_case_has_both_arms_side_by_side() -> None:
+    from pytest_obelize_bench.measure.comparison_record import read_comparison
+    from pytest_obelize_bench.summary.site.pages import site_files
+
+    files = site_files(ROOT / "results", ROOT / "cases" / "cases.yaml")
+    record = read_comparison(ROOT / "results" / "comparison" / "round-1.json")
+    assert sorted(n[19:-3] for n in files if n.startswith("comparison-round-1/")) == sorted(record.cases)
+    for case_id, case in record.cases.items():
+        page = str(files[f"comparison-round-1/{case_id}.md"])
+        assert f"(comparison-round-1/{case_id}.md)" in str(files["comparison-round-1.md"])
+        base = {tuple(row) for row in case.findings.get("base", [])}
+        for arm, column in (("obelize", 4), ("general_agent", 5)):
+            left = {tuple(row) for row in case.findings.get(arm, [])}
+            cells = [[c.strip() for c in line.strip("| ").split(" | ")] for line in page.splitlines()]
+            rows = [row for row in cells if len(row) == 6 and row[0].startswith("<code>")]
+            assert sum(row[column] == "still there" for row in rows) == len(base & left), (case_id, arm)
+        changed = {c.path for c in case.changes} | {c.path for c in case.obelize_changes}
+        assert render(page).count("<tr>") >= 5 + len(changed)

@@ -150,11 +150,12 @@ def _block_page(title: str, block: str) -> str:
 
 def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> dict[str, tuple[str, str]]:
     """Page name -> (title, page) of every measurement, decision list and history published."""
-    from pytest_obelize_bench.measure.comparison_block import comparison_blocks
+    from pytest_obelize_bench.measure.comparison_block import comparison_blocks, comparison_rounds, load_comparison
     from pytest_obelize_bench.measure.document import measurement_blocks
     from pytest_obelize_bench.promotion.decision_list import render_decisions
     from pytest_obelize_bench.promotion.history_report import history_blocks
     from pytest_obelize_bench.records.evidence import read_decision_documents
+    from pytest_obelize_bench.summary.site.comparison_page import comparison_case_page
 
     blocks = {**measurement_blocks(results, cases_path.parent), **comparison_blocks(results, cases_path)}
     blocks.update(history_blocks(results, rounds)[0])
@@ -162,6 +163,14 @@ def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> di
     for name, block in sorted(blocks.items()):
         title = _title(name)
         pages[f"{name}.md"] = (title, _block_page(title, block))
+    for n in comparison_rounds(results):
+        record, _ = load_comparison(results, cases_path, n)
+        cases = []
+        for case_id in sorted(record.cases):
+            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, comparison_case_page(record, case_id))
+            cases.append(f"* [{text(case_id)}](comparison-round-{n}/{case_id}.md)")
+        title, page = pages[f"comparison-round-{n}.md"]
+        pages[f"comparison-round-{n}.md"] = (title, page + "\n## Each case, both arms\n\n" + "\n".join(cases) + "\n")
     if "gate1.md" in pages:
         repositories = _gate1_pages(results, cases_path)
         each = "\n".join(f"* [{text(title)}]({name})" for name, (title, _) in repositories.items())
