@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "ceiling":
             return ceiling_report(args.path, out)
         if args.command == "summarize":
-            from pytest_obelize_bench.summary.roundfiles import summarize
+            from pytest_obelize_bench.summary.summarize import summarize
 
             cases = args.cases or _results_case_file(results, out) or DEFAULT_CASES
             return summarize(results, cases, check=args.check, out=out)

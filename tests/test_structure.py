@@ -6,6 +6,7 @@ The layering itself (which folder may import which) is import-linter's contract 
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -68,3 +69,39 @@ def test_the_import_contracts_hold() -> None:
         pytest.skip("import-linter is not installed (it is in the test extra)")
     result = subprocess.run([linter], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def _imports(tree: ast.AST) -> list[str]:
+    """Every module of the package a module imports at run time, at any depth (inside functions
+    too); a name imported only for the type checker (``if TYPE_CHECKING:``) is no import."""
+    found: list[str] = []
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pytest_obelize_bench"):
+            found += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        found += _imports(node)
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in PACKAGE.rglob("*.py")}  # fmt: skip
+    graph = {
+        name: {m for m in _imports(ast.parse(path.read_text(encoding="utf-8"))) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+    circles = []
+    for start in graph:  # a depth-first walk from every module: any path back to it is a circle
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for after in graph[node]:
+                if after == start:
+                    circles.append(" -> ".join([*path, start]))
+                elif after not in seen:
+                    seen.add(after)
+                    stack.append((after, [*path, after]))
+    assert circles == [], circles[:5]

@@ -331,8 +331,8 @@ def _render(record_path: Path, case_path: Path) -> list[str]:
     """Rewrite the results document's measurement blocks; the lines the terminal shows."""
     from pytest_obelize_bench._util.locks import LockBusy, holder_lock
     from pytest_obelize_bench._util.safe_io import write_atomically
+    from pytest_obelize_bench.measure.blocks import apply_blocks
     from pytest_obelize_bench.measure.comparison_block import comparison_blocks
-    from pytest_obelize_bench.measure.document import apply_blocks
     from pytest_obelize_bench.report.document import DOCUMENT_LOCK, DOCUMENT_NAME
 
     results = record_path.parent.parent

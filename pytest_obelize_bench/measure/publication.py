@@ -205,7 +205,7 @@ def _roll_forward(results: Path, folder: Path, journal: Journal) -> None:
     """Make the folder what the journal says, put its blocks into the document, drop the journal."""
     from pytest_obelize_bench._util.locks import holder_lock
     from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.measure.document import apply_blocks
+    from pytest_obelize_bench.measure.blocks import apply_blocks
     from pytest_obelize_bench.records.transaction import finish, roll_forward
 
     roll_forward(folder, None, journal)

@@ -339,7 +339,7 @@ def history(results: Path, round_number: int, cases: Path, find: str | None, out
     """``history --round N``: write the round's history.json, then the document's block and chart
     from it (``summarize``); with ``--find CASE``, only say where the case changed."""
     from pytest_obelize_bench.promotion.history_report import run_history
-    from pytest_obelize_bench.summary.roundfiles import summarize
+    from pytest_obelize_bench.summary.summarize import summarize
 
     status = run_history(results, cases, round_number, find=find, out=out)
     if status != 0 or find is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from pytest_obelize_bench.measure.comparison_block import comparison_charts
 from pytest_obelize_bench.measure.comparison_chart import comparison_chart
 from pytest_obelize_bench.measure.comparison_score import ArmCase
-from pytest_obelize_bench.summary.roundfiles import summarize
+from pytest_obelize_bench.summary.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 

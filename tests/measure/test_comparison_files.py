@@ -29,7 +29,7 @@ from pytest_obelize_bench.measure.comparison_review import (
     read_review,
     review_problems,
 )
-from pytest_obelize_bench.summary.roundfiles import summarize
+from pytest_obelize_bench.summary.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "results" / "comparison" / "round-1.json"

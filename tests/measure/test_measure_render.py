@@ -17,7 +17,7 @@ from pytest_obelize_bench.measure.document import (
 from pytest_obelize_bench.measure.dryrun import DryRunDocument
 from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
 from pytest_obelize_bench.measure.gate1_render import load_gate1_inputs, render_gate1_block
-from pytest_obelize_bench.summary.roundfiles import summarize
+from pytest_obelize_bench.summary.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 

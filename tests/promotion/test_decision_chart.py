@@ -72,7 +72,7 @@ def test_a_file_name_cannot_leave_the_figures_folder() -> None:
 
 
 def test_summarize_draws_and_checks_a_decisions_figure(tmp_path: Path) -> None:
-    from pytest_obelize_bench.summary.roundfiles import summarize
+    from pytest_obelize_bench.summary.summarize import summarize
 
     before = dict.fromkeys(range(10), "v")
     name, _ = decide(tmp_path, before, dict.fromkeys(range(20), "v"))

@@ -33,7 +33,7 @@ from pytest_obelize_bench.records.runs import (
 )
 from pytest_obelize_bench.report.document import DOCUMENT_NAME
 from pytest_obelize_bench.summary.round_publication import publish_round
-from pytest_obelize_bench.summary.roundfiles import summarize
+from pytest_obelize_bench.summary.summarize import summarize
 from tests.helpers import casefile
 from tests.helpers.runs import all_cases, errored, make_run, unsupported
 

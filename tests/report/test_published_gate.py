@@ -19,7 +19,8 @@ from pytest_obelize_bench.promotion.decision_list import (
 from pytest_obelize_bench.report.repeat_render import render_repeatability
 from pytest_obelize_bench.report.round_block import render_round_block
 from pytest_obelize_bench.report.summary_json import round_summary
-from pytest_obelize_bench.summary.roundfiles import load_round, summarize
+from pytest_obelize_bench.summary.roundfiles import load_round
+from pytest_obelize_bench.summary.summarize import summarize
 from tests.helpers import runs
 
 ROOT = Path(__file__).resolve().parents[2]

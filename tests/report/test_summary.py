@@ -37,9 +37,9 @@ from pytest_obelize_bench.summary.roundfiles import (
     load_round,
     round_block_with_figures,
     rounds_on_disk,
-    summarize,
     write_round_outputs,
 )
+from pytest_obelize_bench.summary.summarize import summarize
 from tests.helpers.handbuilt import make_case, make_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -414,7 +414,7 @@ def test_hand_written_text_is_kept_and_blocks_are_replaced_in_place() -> None:
 
 
 def test_every_generated_block_uses_the_one_spelling_of_its_markers() -> None:
-    from pytest_obelize_bench.measure.document import apply_blocks, stale_block
+    from pytest_obelize_bench.measure.blocks import apply_blocks, stale_block
     from pytest_obelize_bench.promotion.decision_list import render_decisions, with_decisions
     from pytest_obelize_bench.report.document import block_begin, block_end
 
@@ -543,9 +543,9 @@ def test_round_1_document_on_disk_matches_a_fresh_render() -> None:
     text = document.read_text(encoding="utf-8")
     data = round_1()
     # round 1's block ends with its error analysis (results/errors/round-1.json is committed)
-    from pytest_obelize_bench.summary.roundfiles import _errors_text
+    from pytest_obelize_bench.summary.roundfiles import errors_text
 
-    block = _errors_text(RESULTS, load_case_file(case_file_path()), data, round_block_with_figures(data)[0])
+    block = errors_text(RESULTS, load_case_file(case_file_path()), data, round_block_with_figures(data)[0])
     assert "#### Error analysis" in block
     assert render_document(text, {1: block}) == text
     if OUR_CASES.exists():

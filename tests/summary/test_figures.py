@@ -12,7 +12,7 @@ import pytest
 from pytest_obelize_bench._util.charts import PointChart, PointSeries, RateChart, RatePoint, StackedChart
 from pytest_obelize_bench._util.stats import rate_of
 from pytest_obelize_bench.summary.figures import check_figures, draw, draw_reusing, render_key, write_figures
-from pytest_obelize_bench.summary.roundfiles import summarize
+from pytest_obelize_bench.summary.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 
