@@ -371,9 +371,15 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
 
 def _published_beside(run: CaseRun, record: Record) -> dict[str, str] | None:
     """The patch and the suites' log tails, published beside the record when the licence allows."""
+    from pytest_obelize_bench.isolation.elide import redact
     from pytest_obelize_bench.tool.evidence_copy import published_beside
 
     if run.workspace is None:
         return None
     steps = [step.name for step in record.steps]
-    return published_beside(run.tree().logs, run.case.license, steps)
+    elider = run.elider
+
+    def public(text: str) -> str:
+        return redact(elider.text(text) if elider is not None else text, os.environ.items())
+
+    return published_beside(run.tree().logs, run.case.license, steps, public)

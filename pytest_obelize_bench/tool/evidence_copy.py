@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
@@ -92,11 +92,14 @@ TAIL_LINES = 60
 TAIL_BYTES = 8 * 1024
 
 
-def published_beside(logs: Path, license: str | None, steps: Sequence[str]) -> dict[str, str] | None:
+def published_beside(
+    logs: Path, license: str | None, steps: Sequence[str], public: Callable[[str], str]
+) -> dict[str, str] | None:
     """What a round publishes beside a case's record, by suffix: the patch the logs kept
     (``.diff``) and the tails of the suites' logs (``.tails.json``), only under a licence that lets
     them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD.
-    ``steps`` are the record's step names in order (``NN-<name>.log``)."""
+    ``steps`` are the record's step names in order (``NN-<name>.log``); ``public`` labels the
+    harness's paths and hides its secrets in a tail, whose command line (``$ ...``) is left out."""
     import json
 
     from pytest_obelize_bench._util.caps import PATCH_BYTES
@@ -111,15 +114,16 @@ def published_beside(logs: Path, license: str | None, steps: Sequence[str]) -> d
             beside[".diff"] = read_untrusted(patch, PATCH_BYTES).decode("utf-8", errors="replace")
     except UntrustedFileError:
         pass  # over 1 MiB, or not a plain file: the page says it was not published
-    tails = {name: _tail(logs / f"{index:02d}-{name}.log") for index, name in enumerate(steps, start=1)
+    tails = {name: _tail(logs / f"{index:02d}-{name}.log", public) for index, name in enumerate(steps, start=1)
              if name in ("baseline", "after")}  # fmt: skip
     if any(tails.values()):
         beside[".tails.json"] = json.dumps(tails, indent=2, sort_keys=True) + "\n"
     return beside or None
 
 
-def _tail(log: Path) -> str | None:
-    """The last ``TAIL_LINES`` lines of a step's log, at most ``TAIL_BYTES``; None without one."""
+def _tail(log: Path, public: Callable[[str], str]) -> str | None:
+    """The last ``TAIL_LINES`` lines of a step's output, at most ``TAIL_BYTES``, made ``public``;
+    None without a log."""
     if not log.is_file() or log.is_symlink():
         return None
     with open(log, "rb") as stream:
@@ -129,4 +133,5 @@ def _tail(log: Path) -> str | None:
     lines = data.decode("utf-8", errors="replace").splitlines()
     if size > TAIL_BYTES:
         lines = lines[1:]  # the first one is cut
-    return "\n".join(lines[-TAIL_LINES:])
+    lines = [line for line in lines if not line.startswith("$ ")]  # the command: the harness's paths
+    return public("\n".join(lines[-TAIL_LINES:]))

@@ -219,7 +219,9 @@ def test_the_terminal_shows_tiers_and_the_summary(serial_round: Any) -> None:
     tails = json.loads((project / "results" / "round-2" / "artefacts" / "ann__clean.tails.json").read_text("utf-8"))
     assert set(tails) == {"baseline", "after"} and "passed" in tails["after"]
     after_log = next((logs_patch.parent.parent).glob("*-after.log")).read_text("utf-8").rstrip("\n")
-    assert after_log.endswith(tails["after"])  # the end of the log, as it was
+    last = after_log.splitlines()[-1]
+    assert tails["after"].endswith(last)  # the end of the log, as it was
+    assert "$ " not in tails["after"] and "<logs>/junit/" in tails["after"]  # no command line, paths labelled
 
 
 def test_the_tier_is_a_junit_property(serial_round: Any) -> None:

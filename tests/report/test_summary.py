@@ -270,7 +270,7 @@ def test_controls_suites_and_errors() -> None:
     assert "| `ctl2` | already-migrated | 2 | 1 | `wrong` | no |" in controls
     assert "Held: 1 of 2 controls with a record, 50.0% [9.5%, 90.5%] (95% Wilson)." in controls
     errors = section(block, "What errored")
-    assert "| `boom` | install | install_failed | infrastructure | exit 1 \\| see log |" in errors
+    assert "| `boom` | install | install_failed | infrastructure | exit 1 &#124; see log |" in errors
     assert "| Cases | all | 2 | 1 |" in block  # an errored case stays in n
 
 
