@@ -199,6 +199,11 @@ def _row(
         obelize=obelize,
         errors=errors,
         prompt_sha256=prompt_sha,
+        diffs={
+            arm: run.diff
+            for arm, run in (("obelize", ours[0] if ours else None), ("general_agent", theirs))
+            if run is not None and run.diff
+        },
     )
 
 

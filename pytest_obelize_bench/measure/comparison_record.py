@@ -121,6 +121,9 @@ class CaseComparison(_Model):
     obelize: ObelizePass | None = None
     errors: list[ArmError] = Field(default_factory=list)
     prompt_sha256: str | None = None
+    #: each arm's unified diff against the pin, when the repository's licence lets it be published
+    #: and it is at most 256 KiB (an arm whose diff is not here wrote none, or one not kept)
+    diffs: dict[str, str] = Field(default_factory=dict)
 
 
 class ComparisonRecord(_Model):

@@ -89,6 +89,8 @@ class ArmRun:
     started_at: int | None = None
     finished_at: int | None = None
     runtime_seconds: float | None = None
+    #: the unified diff against the pin, when the repository's licence lets it be published
+    diff: str | None = None
 
 
 def prepare_blind(root: Path, case_id: str) -> Blind:
@@ -253,7 +255,10 @@ def run_agent(case: Case, ctx: Mapping[str, Any], blind: Blind, tree: Path, meta
 
 def after_arm(case: Case, blind: Blind, tree: Path, *, runtime: float | None) -> ArmRun:
     """The changes against the pin, the ``.py`` files written and whether they compile, key files deleted."""
-    changes = changes_against_pin(blind.base, tree, case.sha or "HEAD", exclude=RUN_FOLDER)
+    from pytest_obelize_bench.tool.evidence_copy import patch_publishable
+
+    publish = patch_publishable(case.license)
+    changes, diff = changes_against_pin(blind.base, tree, case.sha or "HEAD", exclude=RUN_FOLDER, with_diff=publish)
     written = sorted(c.path for c in changes if c.status != "D" and c.path.endswith(".py"))
     key_paths = {row.path for row in case.ground_truth.call_sites} | {row.path for row in case.ground_truth.manifests}
     return ArmRun(
@@ -263,6 +268,7 @@ def after_arm(case: Case, blind: Blind, tree: Path, *, runtime: float | None) ->
         missing=missing_files(tree, key_paths),
         findings=[],
         runtime_seconds=runtime,
+        diff=diff,
     )
 
 

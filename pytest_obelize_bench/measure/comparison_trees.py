@@ -43,8 +43,15 @@ def _git(base: Path, tree: Path, index: Path, *args: str) -> str:
     return done.stdout.decode("utf-8", "replace")
 
 
-def changes_against_pin(base: Path, tree: Path, sha: str, *, exclude: str) -> list[Change]:
-    """``git diff --numstat`` of ``tree`` against ``sha``, new files included, ``exclude`` left out."""
+#: The most of an arm's diff a comparison record keeps; a larger one is named, not kept.
+MAX_DIFF_BYTES = 256 * 1024
+
+
+def changes_against_pin(
+    base: Path, tree: Path, sha: str, *, exclude: str, with_diff: bool = False
+) -> tuple[list[Change], str | None]:
+    """``git diff --numstat`` of ``tree`` against ``sha``, new files included, ``exclude`` left out;
+    with ``with_diff``, the unified diff too (None over ``MAX_DIFF_BYTES``)."""
     with tempfile.TemporaryDirectory(prefix="index-") as scratch:
         index = Path(scratch) / "index"
         source = base / ".git" / "index"
@@ -54,6 +61,10 @@ def changes_against_pin(base: Path, tree: Path, sha: str, *, exclude: str) -> li
         common = ["--no-ext-diff", "--no-textconv", "--no-renames", "-z", sha, "--", ".", f":(exclude){exclude}"]
         numstat = _git(base, tree, index, "diff", "--numstat", *common)
         statuses = _git(base, tree, index, "diff", "--name-status", *common)
+        diff = None
+        if with_diff:
+            text = _git(base, tree, index, "diff", *[arg for arg in common if arg != "-z"])
+            diff = text if len(text.encode("utf-8")) <= MAX_DIFF_BYTES else None
     status_of: dict[str, str] = {}
     parts = statuses.split("\0")
     for code, path in zip(parts[0::2], parts[1::2], strict=False):
@@ -72,7 +83,7 @@ def changes_against_pin(base: Path, tree: Path, sha: str, *, exclude: str) -> li
                 status=status_of.get(path, "M"),
             )
         )
-    return sorted(changes, key=lambda change: change.path)
+    return sorted(changes, key=lambda change: change.path), diff
 
 
 def compiles(tree: Path, written: Iterable[str]) -> bool:
@@ -104,4 +115,4 @@ def read_stamp(path: Path) -> int | str:
     return int(text)
 
 
-__all__ = ["changes_against_pin", "compiles", "missing_files", "read_stamp"]
+__all__ = ["MAX_DIFF_BYTES", "changes_against_pin", "compiles", "missing_files", "read_stamp"]

@@ -23,15 +23,16 @@ def test_changes_against_the_pin_count_lines_and_see_new_and_deleted_files(tmp_p
     (tree / "new.py").write_text("w = 4\n")
     (tree / ".obelize").mkdir()
     (tree / ".obelize" / "run.json").write_text("{}")
-    changes = changes_against_pin(base, tree, sha, exclude=".obelize")
+    changes, diff = changes_against_pin(base, tree, sha, exclude=".obelize", with_diff=True)
     assert [(c.path, c.added, c.removed, c.status) for c in changes] == [
         ("app.py", 2, 1, "M"),
         ("lib.py", 0, 1, "D"),
         ("new.py", 1, 0, "A"),
     ]
+    assert diff is not None and "+++ b/app.py" in diff and "+++ b/new.py" in diff and ".obelize" not in diff
     assert missing_files(tree, ["lib.py", "app.py"]) == ["lib.py"]
     # The untouched copy's own index is not changed by reading another tree against it.
-    assert changes_against_pin(base, base, sha, exclude=".obelize") == []
+    assert changes_against_pin(base, base, sha, exclude=".obelize") == ([], None)
 
 
 def test_nothing_an_arm_writes_under_its_own_git_folder_is_run(tmp_path: Path) -> None:
@@ -43,7 +44,7 @@ def test_nothing_an_arm_writes_under_its_own_git_folder_is_run(tmp_path: Path) -
     (hooks / "post-index-change").chmod(0o755)
     (tree / ".git" / "config").write_text(f"[core]\n\tfsmonitor = touch {marker}\n")
     (tree / "app.py").write_text("x = 2\n")
-    assert [c.path for c in changes_against_pin(base, tree, sha, exclude=".obelize")] == ["app.py"]
+    assert [c.path for c in changes_against_pin(base, tree, sha, exclude=".obelize")[0]] == ["app.py"]
     assert not marker.exists()
 
 

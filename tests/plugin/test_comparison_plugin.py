@@ -173,6 +173,9 @@ def test_the_scripted_agent_clears_every_row_of_the_clean_case_and_obelize_agree
     assert clean["tests_baseline"]["status"] == "pass" and clean["tests_baseline"]["passed"] == 2
     assert clean["tests_after"]["status"] == "pass" and clean["tests_after"]["sdk_to"] == "2.24.0"
     assert clean["obelize"]["tests_after"]["status"] == "pass"
+    # Both arms' diffs, kept since the fixture repository's licence allows it
+    assert sorted(clean["diffs"]) == ["general_agent", "obelize"]
+    assert "+++ b/summarizer.py" in clean["diffs"]["general_agent"] and "+++ b/" in clean["diffs"]["obelize"]
     score = score_of(project)
     agent, ours = one(score, "general_agent", "ann__clean"), one(score, "obelize", "ann__clean")
     assert (agent.key_rows, agent.cleared, agent.left, agent.tier) == (CLEAN_ROWS, CLEAN_ROWS, 0, "verified_success")

@@ -213,3 +213,28 @@ def test_each_compared_case_has_both_arms_side_by_side() -> None:
             assert sum(row[column] == "still there" for row in rows) == len(base & left), (case_id, arm)
         changed = {c.path for c in case.changes} | {c.path for c in case.obelize_changes}
         assert render(page).count("<tr>") >= 5 + len(changed)
+
+
+def test_both_arms_diffs_show_as_text_with_the_key_rows_marked() -> None:
+    from pytest_obelize_bench.measure.comparison_record import read_comparison
+    from pytest_obelize_bench.summary.site.comparison_page import comparison_case_page
+    from tests.helpers.site import SCRIPT
+
+    record = read_comparison(ROOT / "results" / "comparison" / "round-1.json")
+    case_id = sorted(record.cases)[0]
+    ours = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n-import google.generativeai\n+from google import genai\n"
+    ours += f" {SCRIPT}\n"
+    theirs = "--- a/app.py\n+++ b/app.py\n@@ -3,1 +3,1 @@\n-x = '````'\n+x = 1\n"
+    case = record.cases[case_id].model_copy(update={"diffs": {"obelize": ours, "general_agent": theirs}})
+    record = record.model_copy(update={"cases": {case_id: case}})
+    html = render(comparison_case_page(record, case_id, {("app.py", 1), ("app.py", 3)}))
+    assert not [tag for tag, _ in elements(html) if tag in ("script", "b")]
+    assert html.count('<span class="hll">') == 2  # obelize's removed import, the agent's removed line 3
+    assert html.index("What obelize changed") < html.index("What the general agent changed")
+    assert "&lt;script&gt;document.title=" in html
+    bare = render(
+        comparison_case_page(
+            record.model_copy(update={"cases": {case_id: case.model_copy(update={"diffs": {}})}}), case_id
+        )
+    )
+    assert "The record keeps no diff for this case" in bare

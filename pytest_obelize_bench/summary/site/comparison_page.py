@@ -13,7 +13,8 @@ from collections import Counter
 
 from pytest_obelize_bench._util.markdown import table
 from pytest_obelize_bench.measure.comparison_record import Change, ComparisonRecord
-from pytest_obelize_bench.summary.site.escape import code, text
+from pytest_obelize_bench.summary.site.case_page import marked_lines
+from pytest_obelize_bench.summary.site.escape import code, cut_lines, fenced, text
 
 __all__ = ["comparison_case_page"]
 
@@ -32,8 +33,26 @@ def _change(change: Change | None) -> str:
     return f"{code(change.status)} +{added} -{removed}"
 
 
-def comparison_case_page(record: ComparisonRecord, case_id: str) -> str:
-    """Both arms of ``case_id`` in round ``record.round``'s comparison."""
+def _diffs(diffs: dict[str, str], rows: set[tuple[str, int]]) -> list[str]:
+    """Each arm's diff against the pin, the lines at a key row marked; where the record kept none, why."""
+    if not diffs:
+        return ["The record keeps no diff for this case (upstream's round 1 published none, a licence that does "
+                "not allow it, or a diff over 256 KiB)."]  # fmt: skip
+    lines = []
+    for arm, title in (("obelize", "obelize"), ("general_agent", "the general agent")):
+        diff = diffs.get(arm)
+        lines += [f"### What {title} changed", ""]
+        if not diff:
+            lines += ["Nothing kept for this arm.", ""]
+            continue
+        shown, note = cut_lines(diff)
+        lines += [*fenced(shown, "diff", marked_lines(shown, rows)), *([f"*{text(note)}.*"] if note else []), ""]
+    return lines
+
+
+def comparison_case_page(record: ComparisonRecord, case_id: str, rows: set[tuple[str, int]] | None = None) -> str:
+    """Both arms of ``case_id`` in round ``record.round``'s comparison; ``rows`` are its key rows
+    (path, line), marked on the diffs."""
     case = record.cases[case_id]
     n = record.round
     lines = [
@@ -53,11 +72,11 @@ def comparison_case_page(record: ComparisonRecord, case_id: str) -> str:
     lines += ["## Side by side", "", *table(["", "obelize", "general agent"], ["---", "---", "---"], facts, str), ""]
     agent = {c.path: c for c in case.changes}
     ours = {c.path: c for c in case.obelize_changes}
-    rows = [[code(path), _change(ours.get(path)), _change(agent.get(path))] for path in sorted(set(agent) | set(ours))]
+    files = [[code(path), _change(ours.get(path)), _change(agent.get(path))] for path in sorted(set(agent) | set(ours))]
     lines += ["## Files changed", ""]
     lines += (
-        table(["Path", "obelize", "general agent"], ["---", "---", "---"], rows, str)
-        if rows
+        table(["Path", "obelize", "general agent"], ["---", "---", "---"], files, str)
+        if files
         else ["Neither arm changed a file."]
     )
     base = case.findings.get("base", [])
@@ -77,6 +96,7 @@ def comparison_case_page(record: ComparisonRecord, case_id: str) -> str:
         )
     else:
         lines.append("Nothing.")
+    lines += ["", "## The diffs, side by side", "", *_diffs(case.diffs, rows or set())]
     if case.errors:
         errors = [[code(e.arm), code(e.step), code(e.reason), text(e.detail, 200)] for e in case.errors]
         lines += ["", "## Errors", "", *table(["Arm", "Step", "Reason", "Detail"], ["---"] * 4, errors, str)]

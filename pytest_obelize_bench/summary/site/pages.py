@@ -150,6 +150,7 @@ def _block_page(title: str, block: str) -> str:
 
 def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> dict[str, tuple[str, str]]:
     """Page name -> (title, page) of every measurement, decision list and history published."""
+    from pytest_obelize_bench.grading.grade import expected_rows
     from pytest_obelize_bench.measure.comparison_block import comparison_blocks, comparison_rounds, load_comparison
     from pytest_obelize_bench.measure.document import measurement_blocks
     from pytest_obelize_bench.promotion.decision_list import render_decisions
@@ -166,8 +167,11 @@ def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> di
     for n in comparison_rounds(results):
         record, _ = load_comparison(results, cases_path, n)
         cases = []
+        keys = load_case_file(cases_path).by_id()
         for case_id in sorted(record.cases):
-            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, comparison_case_page(record, case_id))
+            key = keys.get(case_id)
+            rows = set() if key is None else {(path, line) for path, line, _ in expected_rows(key)}
+            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, comparison_case_page(record, case_id, rows))
             cases.append(f"* [{text(case_id)}](comparison-round-{n}/{case_id}.md)")
         title, page = pages[f"comparison-round-{n}.md"]
         pages[f"comparison-round-{n}.md"] = (title, page + "\n## Each case, both arms\n\n" + "\n".join(cases) + "\n")
