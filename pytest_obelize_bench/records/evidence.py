@@ -48,6 +48,7 @@ __all__ = [
     "RunEvidence",
     "RunManifest",
     "read_decision_documents",
+    "read_graded_facts",
     "read_round_facts",
     "read_run",
     "resolve_run",
@@ -166,7 +167,9 @@ def _read_manifest(path: Path) -> RunManifest:
         raise EvidenceError(str(exc).splitlines()[0]) from None
 
 
-def _read_artefacts(folder: Path, name: str) -> Artefacts | None:
+def read_graded_facts(folder: Path, name: str) -> Artefacts | None:
+    """``folder/name`` as graded facts, bounded and never through a link; None when there is none;
+    ``EvidenceError`` (one line) when it is not graded facts."""
     path = folder / name
     try:
         os.lstat(path)
@@ -254,7 +257,7 @@ def read_run(
             raise EvidenceError(f"{entry_path}: case {record.case!r} attempt {record.attempt_number} appears twice")
         seen.add(key)
         record = regraded(record, None if keys is None else keys.get(record.case), reviews, str(entry_path))
-        artefacts = None if artefacts_folder is None else _read_artefacts(artefacts_folder, entry.name)
+        artefacts = None if artefacts_folder is None else read_graded_facts(artefacts_folder, entry.name)
         attempts.append(attempt_facts(record, rows_total=rows_per_case.get(record.case), artefacts=artefacts))
     run_id = folder.name if manifest is None else manifest.run
     return RunEvidence(
@@ -280,7 +283,7 @@ def read_round_facts(folder: Path, rows_per_case: Mapping[str, int]) -> list[Att
     for case, records in sorted(read_round_attempts(folder).items()):
         for record in records:
             name = record_file_name(case, record.attempt)
-            artefacts = _read_artefacts(artefacts_folder, name) if with_facts else None
+            artefacts = read_graded_facts(artefacts_folder, name) if with_facts else None
             facts.append(attempt_facts(record, rows_total=rows_per_case.get(case), artefacts=artefacts))
     return facts
 

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, PATCH_BYTES
+from pytest_obelize_bench._util.caps import PATCH_BYTES
 from pytest_obelize_bench._util.markdown import table
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.casefile.reviews import load_reviews, review_for, reviews_path
 from pytest_obelize_bench.grading.attempts import record_file_name
-from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
+from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import Record, read_round_attempts
 from pytest_obelize_bench.summary.site.case_page import CaseEvidence, case_page
 from pytest_obelize_bench.summary.site.escape import code, text
@@ -35,12 +35,11 @@ _MARKER = re.compile(r"^<!-- .*-->$")
 
 
 def _read_facts(folder: Path, stem: str) -> Artefacts | None:
-    path = folder / "artefacts" / f"{stem}.json"
-    if not path.is_file() or path.is_symlink():
-        return None
+    from pytest_obelize_bench.records.evidence import EvidenceError, read_graded_facts
+
     try:
-        return artefacts_from_json(read_untrusted_text(path, GRADED_FACTS_BYTES), str(path))
-    except (UntrustedFileError, ValueError):
+        return read_graded_facts(folder / "artefacts", f"{stem}.json")
+    except EvidenceError:
         return None  # ``summarize --check`` names an unreadable file; a page shows it as not known
 
 
