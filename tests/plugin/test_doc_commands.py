@@ -46,7 +46,7 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/obelize-bench errors collect": "needs a round's run folders and rewrites the collected rows",
     ".venv/bin/obelize-bench errors check --round 2": "round 2 is not yet analysed (no cases/errors-round-2.yaml)",
     ".venv/bin/obelize-bench summarize\n": "rewrites the results document",
-    "PATH=$(dirname": "a measurement of round speed, minutes long",
+    ".venv/bin/python benchmarks/round_speed.py": "a measurement of round speed, minutes long",
     ".venv/bin/pytest --bench-compare=path/to/your-arm.yaml": PLACEHOLDER,
     ".venv/bin/pytest --bench-dryrun=py-pdf/pypdf2-to-pypdf --bench-frame=FRAME.yaml": PLACEHOLDER,
     ".venv/bin/python benchmarks/snapshot_cache.py": PLACEHOLDER,
