@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.measure.document import (
-    apply_blocks,
-    measurement_blocks,
-    stale_block,
-)
+from pytest_obelize_bench.measure.blocks import apply_blocks, stale_block
+from pytest_obelize_bench.measure.document import measurement_blocks
 from pytest_obelize_bench.measure.dryrun import DryRunDocument
 from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
 from pytest_obelize_bench.measure.gate1_render import load_gate1_inputs, render_gate1_block

@@ -15,7 +15,7 @@ from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.summary.round_publication import publish_round
 from tests.helpers import casefile
-from tests.summary.test_publish_crash import RUN_A, RUN_B, published_run, write_run
+from tests.helpers.crash import RUN_A, RUN_B, published_run, write_run
 
 
 def _summarize_check(project: Path) -> int:

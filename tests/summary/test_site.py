@@ -29,7 +29,7 @@ def render(page: str) -> str:
     """A page as the site renders it: the extensions of mkdocs.yml."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     names = [next(iter(e)) if isinstance(e, dict) else e for e in config["markdown_extensions"]]
-    return markdown.markdown(page, extensions=names)
+    return str(markdown.markdown(page, extensions=names))
 
 
 @pytest.fixture(scope="module")

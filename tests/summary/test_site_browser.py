@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,9 @@ def test_the_case_page_shows_the_tier_and_the_highlighted_diff(site: Path) -> No
     assert "&lt;script&gt;document.title='PWNED'&lt;/script&gt;" in dom  # the patch's script, as text
 
 
-def test_screenshots_are_the_test_output(site: Path, tmp_path: Path, record_property: pytest.RecordProperty) -> None:
+def test_screenshots_are_the_test_output(
+    site: Path, tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
     shots = tmp_path / "screenshots"
     shots.mkdir()
     for name, page in PAGES.items():
