@@ -145,6 +145,8 @@ def _pins(run: RunEvidence) -> dict[str, set[str | None]]:
     pins: dict[str, set[str | None]] = {}
     for attempt in run.attempts:
         for name, value in attempt.pins:
+            if value is None and attempt.tier == "error":
+                continue  # a step that never ran (the new SDK after a crashed fix) pins nothing
             pins.setdefault(f"{attempt.case}: {name}", set()).add(value)
     if run.manifest is not None:
         pins["run: interpreter_policy"] = {run.manifest.interpreter_policy}

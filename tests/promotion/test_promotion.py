@@ -164,3 +164,17 @@ def test_a_bad_policy_is_one_line_naming_the_field() -> None:
         load_policy(b"max_case_regressions: {}\n", "p.yaml")
     with pytest.raises(PolicyError, match=r"p\.yaml: is not valid YAML \(line 2\): duplicate key 'alpha'"):
         load_policy(b"alpha: 0.05\nalpha: 0.5\n", "p.yaml")
+
+
+def test_a_crash_that_never_installed_the_new_sdk_pins_nothing_and_its_veto_stands() -> None:
+    """An errored attempt has no ``sdk_to``: not a different pin (which would hide the veto behind
+    insufficient evidence), but a tool error the veto names."""
+    no_sdk = tuple((name, None if name == "sdk_to" else value) for name, value in runs.PINS)
+    cases = [f"c{i:02d}__repo" for i in range(20)]
+    split = {case: "holdout" if i % 3 == 0 else "dev" for i, case in enumerate(cases)}
+    incumbent = runs.run("old", [runs.facts(case, "partial", split=split[case]) for case in cases])
+    crashed = [runs.facts(case, "error", split=split[case], error_reason="obelize_failed", pins=no_sdk,
+                          rows_migrated=None) for case in cases]  # fmt: skip
+    decision = decide(Policy(), incumbent, runs.run("new", crashed, tool={"version": "0.9.0"}), now=NOW)
+    failed = {r.rule for r in decision.failed}
+    assert "same_pins" not in failed and "no_new_tool_error" in failed and decision.outcome == "reject"
