@@ -46,7 +46,9 @@ def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
         run: RunEvidence = read(folder)
     except EvidenceError as exc:
         unread = RunEvidence(label=folder.name, path=str(folder), run_id=folder.name, manifest=None, attempts=())
-        return Candidate(unread, (str(exc).splitlines()[0],))
+        # the reason is published: the run's own folder, never this machine's path to it
+        said = str(exc).splitlines()[0].replace(str(folder), f"runs/{folder.name}")
+        return Candidate(unread, (said,))
     manifest = run.manifest
     if manifest is None:
         return Candidate(run, ("it has no run.json",))

@@ -157,3 +157,25 @@ def test_commits_of_one_version_order_by_their_date_whatever_the_run_order_or_th
                 started_at="2026-12-01T00:00:00Z")  # fmt: skip
     assert [r.run_id for r in sorted([newer, older], key=order_key)] == ["b", "a"]  # 07:00Z before 08:30Z
     assert release_label(older) == "0.9.0.dev0 @bbbbbbb"
+
+
+def test_bad_input_is_one_line_and_a_hostile_run_is_left_out_named(project: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy)
+    policy = copy / "cases" / "promotion.yaml"
+    policy.write_text("metric: [\n", encoding="utf-8")
+    code, out = _history(copy)
+    assert code == 1 and out.splitlines() == [out.splitlines()[0]]
+    assert (
+        out.startswith(f"obelize-bench history: {Path('cases/promotion.yaml')}")
+        and not (copy / "results" / "round-2" / "history.json").exists()
+    )
+    shutil.copy(project / "cases" / "promotion.yaml", policy)
+    hostile = copy / "results" / "round-2" / "runs" / RUN_07
+    (hostile / "owner00__repo.json").unlink()
+    (hostile / "owner00__repo.json").symlink_to(hostile / "owner01__repo.json")
+    code, out = _history(copy)
+    assert code == 0, out
+    assert f"left out: run {RUN_07}: runs/{RUN_07}/owner00__repo.json: a symlinked record is refused" in out
+    history = json.loads((copy / "results" / "round-2" / "history.json").read_text(encoding="utf-8"))
+    assert [r["run"] for r in history["releases"]] == [RUN_06, FIRST_07, RUN_08]  # the earlier 0.7.0 stands in

@@ -238,3 +238,20 @@ def test_both_arms_diffs_show_as_text_with_the_key_rows_marked() -> None:
         )
     )
     assert "The record keeps no diff for this case" in bare
+
+
+def test_no_page_names_a_path_of_this_machine(project: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy)
+    broken = copy / "results" / "round-2" / "runs" / "20261209T000000Z-ffffff"
+    broken.mkdir()
+    (broken / "run.json").write_text("{", encoding="utf-8")
+    code_, out = obelize_bench(copy, "summarize", "--results", str((copy / "results").resolve()))
+    assert code_ == 0, out
+    written = pages(copy)
+    assert "not a run manifest" in written["round-2.md"]
+    for name, page in written.items():
+        for needle in (str(tmp_path), "/tmp/", str(Path.home())):
+            assert needle not in page, (name, needle)

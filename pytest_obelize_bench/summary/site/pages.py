@@ -121,7 +121,8 @@ def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | 
     imported = False
     for found, manifest, problem in list_runs(results, n):
         if manifest is None:
-            runs.append([code(found.name), "--", text(problem), ""])
+            said = str(problem).replace(str(results), "results")  # a page never names this machine's paths
+            runs.append([code(found.name), "--", text(said), ""])
             continue
         state = ", ".join(manifest.unfinished()) or ("imported" if manifest.kind == "imported" else "whole")
         imported = imported or (manifest.run == run and manifest.kind == "imported")
