@@ -17,7 +17,12 @@ from typing import Any
 
 from pytest_obelize_bench._util.caps import PATCH_BYTES
 from pytest_obelize_bench._util.markdown import table
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
+from pytest_obelize_bench._util.safe_io import (
+    UntrustedFileError,
+    parse_json_object,
+    read_untrusted,
+    read_untrusted_text,
+)
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.casefile.reviews import load_reviews, review_for, reviews_path
 from pytest_obelize_bench.grading.attempts import record_file_name
@@ -54,14 +59,10 @@ def _read_patch(folder: Path, stem: str) -> str | None:
 def _read_tails(folder: Path, stem: str) -> dict[str, str | None]:
     """The published tails of an attempt's suite logs (``artefacts/<stem>.tails.json``); none when
     the round has none or the file is not what the harness writes."""
-    import json
-
     path = folder / "artefacts" / f"{stem}.tails.json"
     try:
-        data = json.loads(read_untrusted_text(path, PATCH_BYTES)) if path.is_file() else {}
-    except (UntrustedFileError, ValueError):
-        return {}
-    if not isinstance(data, dict):
+        data = parse_json_object(read_untrusted_text(path, PATCH_BYTES), str(path)) if path.is_file() else {}
+    except UntrustedFileError:
         return {}
     return {phase: value for phase, value in data.items() if phase in ("baseline", "after") and isinstance(value, str)}
 
