@@ -120,7 +120,7 @@ def _add_paths(p: argparse.ArgumentParser, *, from_run: bool = False) -> None:
 
 def _run_command(args: argparse.Namespace, results: Path, out: TextIO) -> int:
     """``regrade``, ``history``, ``compare``, ``runs``, ``publish`` and ``show`` (``summary.runcommands``)."""
-    from pytest_obelize_bench.summary import runcommands
+    from pytest_obelize_bench.report import runcommands
 
     given, default = args.cases, DEFAULT_CASES
     if args.command == "regrade":
@@ -282,8 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--fixtures", type=Path, default=Path("cases/fixtures"), help="the fixtures folder (default: %(default)s)"
     )
     # error analysis, the comparison's review check and the generated reference pages: each runs its handler
+    from pytest_obelize_bench.comparison.block_text import add_comparison_commands
     from pytest_obelize_bench.error_analysis.commands import add_errors_commands, run_errors_command
-    from pytest_obelize_bench.measure.comparison_block import add_comparison_commands
     from pytest_obelize_bench.session.reference_docs import add_docs_command
 
     add_errors_commands(sub, DEFAULT_CASES, DEFAULT_RESULTS)
@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "ceiling":
             return ceiling_report(args.path, out)
         if args.command == "summarize":
-            from pytest_obelize_bench.summary.summarize import summarize
+            from pytest_obelize_bench.report.summarize import summarize
 
             cases = args.cases or _results_case_file(results, out) or DEFAULT_CASES
             return summarize(results, cases, check=args.check, out=out)

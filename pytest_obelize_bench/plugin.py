@@ -13,26 +13,26 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.case.context import RoundContext
-    from pytest_obelize_bench.session.controller import Controller
 
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.keys import (
+from pytest_obelize_bench.session.stash_keys import (
     COLLECT_PATHS_KEY,
     CONTEXT_KEY,
+    CONTROLLER_KEY,
     ONLY_KEY,
     ONLY_WORKERINPUT_KEY,
     ORDER_KEY,
     ORDER_WORKERINPUT_KEY,
 )
-from pytest_obelize_bench.session.outcome import REPORT_CHAR, TIER_DISPLAY, tier_status
+from pytest_obelize_bench.session.tier_outcome import REPORT_CHAR, TIER_DISPLAY
 
-CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
-
-#: A case's item and fixtures; Gate 1, the fix dry run and the comparison arm: their own items and controller.
+#: The one item stack, and the measurements that register their kind with it: a round's cases
+#: (with the fixtures that stage one), Gate 1 and the fix dry run, the comparison arm.
 pytest_plugins = (
-    "pytest_obelize_bench.session.case_items",
-    "pytest_obelize_bench.measure.plugin",
-    "pytest_obelize_bench.measure.comparison_plugin",
+    "pytest_obelize_bench.session.kernel",
+    "pytest_obelize_bench.session.round_kind",
+    "pytest_obelize_bench.session.frame_kind",
+    "pytest_obelize_bench.session.comparison_kind",
 )
 
 
@@ -84,13 +84,15 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(lines)) from None
     config.stash[COLLECT_PATHS_KEY] = cases_by_path
     # The benchmark items replace whatever pytest would collect: a round never runs unit tests.
-    config.args = [str(path) for path in cases_by_path]
-    config.args_source = pytest.Config.ArgsSource.ARGS
+    from pytest_obelize_bench.session.kernel import register_kind
+    from pytest_obelize_bench.session.round_kind import RoundKind
+
+    register_kind(config, RoundKind(config, cases_by_path))
 
     if is_controller(config):
         gate = set(options.fail_on)
         context = build_context(config, mode, rootdir, cases_by_path)
-        from pytest_obelize_bench.session.controller import Controller
+        from pytest_obelize_bench.session.round_controller import Controller
 
         controller = Controller(config, context, gate)
         config.stash[CONTROLLER_KEY] = controller
@@ -152,16 +154,6 @@ def _terminate_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
-    """Hand the round's context to each xdist worker."""
-    from pytest_obelize_bench.case.context import WORKERINPUT_KEY
-
-    context = node.config.stash.get(CONTEXT_KEY, None)
-    if context is not None:
-        node.workerinput[WORKERINPUT_KEY] = context.to_json()
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--bench-rerun``: keep only the cases the run recorded as error (of the kind asked for);
     then the cases longest first, by the round's latest run (``session/ordering.py``)."""
@@ -185,26 +177,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _case_id(item: pytest.Item) -> str:
     case = getattr(item, "bench_case", None)
     return item.nodeid if case is None else str(case.id)
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    paths = parent.config.stash.get(COLLECT_PATHS_KEY, None)
-    if not paths:
-        return None
-    cases = paths.get(file_path.resolve())
-    if cases is None:
-        return None
-    from pytest_obelize_bench.session.case_items import CaseCollector
-
-    return CaseCollector.from_parent(parent, path=file_path, cases=cases)
-
-
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
-    tier = getattr(report, "bench_tier", None)
-    if tier is None or report.when != "call" or not report.passed:
-        return None
-    context = config.stash.get(CONTEXT_KEY, None)
-    return tier_status(tier, fixtures=context is not None and context.mode == "fixtures")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

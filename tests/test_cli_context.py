@@ -10,7 +10,7 @@ import pytest
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.records.review_drift import review_drift
-from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile, promotion_runs
 from tests.helpers.runs import all_cases, make_run
 

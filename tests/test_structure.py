@@ -58,6 +58,44 @@ def test_only_the_entry_points_sit_at_the_root() -> None:
     assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "cli.py", "plugin.py"]
 
 
+def test_every_module_name_is_unique_in_the_package() -> None:
+    by_name: dict[str, list[str]] = {}
+    for module in package_modules():
+        by_name.setdefault(Path(module).name, []).append(module)
+    assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}
+
+
+def _prefix(module: str) -> str:
+    return Path(module).stem.split("_", 1)[0]
+
+
+def test_three_modules_sharing_a_name_prefix_make_a_folder() -> None:
+    groups: dict[tuple[str, str], list[str]] = {}
+    for module in package_modules():
+        groups.setdefault((str(Path(module).parent), _prefix(module)), []).append(module)
+    assert {key: sorted(names) for key, names in groups.items() if len(names) >= 3} == {}
+
+
+def test_the_prefix_rule_sees_three_modules_sharing_a_prefix() -> None:
+    modules = ["a/round_block.py", "a/round_cases.py", "a/round.py", "a/other.py"]
+    assert [m for m in modules if _prefix(m) == "round"] == modules[:3]
+
+
+def test_loading_the_entry_point_loads_nothing_a_round_needs() -> None:
+    """``pytest --help`` and every unit test pay for the plugin's imports: no pydantic, no case file,
+    no tool, no measurement (they are imported inside the hooks that need them)."""
+    program = (
+        "import sys, pytest_obelize_bench.plugin, pytest_obelize_bench.session.kernel, "
+        "pytest_obelize_bench.session.round_kind, pytest_obelize_bench.session.frame_kind, "
+        "pytest_obelize_bench.session.comparison_kind\n"
+        "heavy = ['pydantic', 'yaml', 'pytest_obelize_bench.casefile', 'pytest_obelize_bench.tool', "
+        "'pytest_obelize_bench.grading.record', 'pytest_obelize_bench.gate1', 'pytest_obelize_bench.comparison']\n"
+        "print(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy)))"
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 def test_no_module_is_over_400_lines() -> None:
     long = {name: n for name in package_modules() if (n := len((PACKAGE / name).read_text().splitlines())) > 400}
     assert long == {}

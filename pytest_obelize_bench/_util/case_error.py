@@ -24,7 +24,7 @@ ERROR_REASONS: tuple[str, ...] = (
     "worker_lost",
     "interrupted",
     "worker_refused",
-    # the comparison arm's agent (measure/comparison_steps.py)
+    # the comparison arm's agent (comparison/agent_steps.py)
     "agent_failed",
     "stamp_missing",
     "stamp_impossible",

@@ -1,7 +1,7 @@
 """What a figure of the results document shows, as plain data: the numbers, never the drawing.
 
 Each block of the document (a round, Gate 1, a promotion decision) builds its charts from the
-figures it already computed, so a figure cannot disagree with its table; ``summary/figures.py``
+figures it already computed, so a figure cannot disagree with its table; ``report/chart_files.py``
 draws them. Two shapes cover every figure: rates with their 95% Wilson intervals, grouped and in
 series (the headline beside its ceiling, precision beside recall, a case's incumbent beside its
 candidate), and counts stacked by layer (the tiers). Each carries its alt text, which states

@@ -91,7 +91,7 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
 
     def stage() -> None:
         from pytest_obelize_bench.case.environment import UNSANDBOXED_LINKS
-        from pytest_obelize_bench.case.staging import stage as stage_workspace
+        from pytest_obelize_bench.case.work_folder import stage as stage_workspace
         from pytest_obelize_bench.isolation.executor import ProcessExecutor
         from pytest_obelize_bench.isolation.steps import StepRunner
         from pytest_obelize_bench.isolation.workspace import check_isolation

@@ -99,7 +99,7 @@ def build_options(given: Mapping[str, Any]) -> BenchOptions:
     measurement = _measurement(given, fixtures=fixtures)
     comparison = _comparison(given, fixtures=fixtures)
     # --bench-compare runs the comparison arm over the round's dev split instead of the round
-    # (measure/comparison_plugin.py); --bench-round then only names the round.
+    # (session/comparison_kind.py); --bench-round then only names the round.
     mode: Mode | None = "fixtures" if fixtures else "round" if round_number is not None and not comparison else None
     return BenchOptions(
         mode=mode,

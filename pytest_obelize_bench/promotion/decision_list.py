@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_obelize_bench._util.charts import figures_section
-from pytest_obelize_bench.promotion.decision_chart import decision_charts
-from pytest_obelize_bench.report.document import begin_line, block_begin, block_end, end_line
+from pytest_obelize_bench.promotion.gate_chart import decision_charts
+from pytest_obelize_bench.records.results_document import begin_line, block_begin, block_end, end_line
 
 __all__ = ["BEGIN", "END", "check_decisions", "render_decisions", "with_decisions"]
 

@@ -56,7 +56,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def case_keys(cases_path: Path) -> tuple[dict[str, Case], dict[str, int], str | None]:
     """The cases by id, each key's row count and the keys' sha256; all empty without a case file."""
     from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.casefile.keys import keys_sha256
+    from pytest_obelize_bench.casefile.keys_digest import keys_sha256
     from pytest_obelize_bench.grading.grade import expected_rows
 
     if not cases_path.exists():

@@ -42,7 +42,7 @@ def registration_fields(cases_path: Path, cases: Iterable[Case], repeat: int) ->
     The policy in force, the case file's keys, the machine class and the attempts per case: a
     decision on the run uses exactly these, or refuses.
     """
-    from pytest_obelize_bench.casefile.keys import keys_sha256
+    from pytest_obelize_bench.casefile.keys_digest import keys_sha256
     from pytest_obelize_bench.records.runs import machine_class
 
     return {

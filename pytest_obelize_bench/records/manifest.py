@@ -144,7 +144,7 @@ class RunManifest(_Model):
     stopped: str | None = None
     reruns: list[Rerun] = []
     #: Registered when the run starts, for the promotion gate: the sha256 of the promotion policy
-    #: in force (``cases/promotion.yaml``), of the case file's keys (``casefile/keys.py``), the
+    #: in force (``cases/promotion.yaml``), of the case file's keys (``casefile/keys_digest.py``), the
     #: controller's machine class and the attempts per case (``--bench-repeat``).
     promotion_policy_sha256: str | None = None
     case_keys_sha256: str | None = None

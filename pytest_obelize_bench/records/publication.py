@@ -66,7 +66,7 @@ def publish_run(
     ``results_given`` says the results folder was chosen on purpose; when it was not, a folder
     holding another case file's rounds is refused (``owner_refusal``).
 
-    The results document is the caller's to rewrite afterwards (``summary.round_publication.publish_round``):
+    The results document is the caller's to rewrite afterwards (``report.round.publish_round``):
     records sit below the report, so publishing never renders it.
     """
     results = Path(results)

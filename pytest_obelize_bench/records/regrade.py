@@ -120,7 +120,7 @@ def write_regraded_run(results: Path, case_file: CaseFile, number: int, reviews:
     """A new run of round ``number`` holding the published run's records and repeats graded again
     (graded facts copied as they are); its id. RecordError when the published run cannot be read
     or changed since its session ended. The caller holds the round's lock."""
-    from pytest_obelize_bench.casefile.keys import keys_sha256
+    from pytest_obelize_bench.casefile.keys_digest import keys_sha256
     from pytest_obelize_bench.records.publication_note import read_publication
     from pytest_obelize_bench.records.published import names_in
     from pytest_obelize_bench.records.runs import (

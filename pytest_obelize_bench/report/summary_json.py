@@ -6,7 +6,7 @@ figures its block of the results document renders, so the two never disagree.
 How a block adds its figures: append ``(key, part)`` to ``SUMMARY_PARTS``, where ``part`` maps
 the ``RoundFigures`` to JSON-ready data, or ``OMIT`` to leave the key out (as the
 repeatability part does for a round whose every case ran once). The error analysis, whose
-figures come from files beside the case file, is added by ``roundfiles.py``.
+figures come from files beside the case file, is added by ``round_files.py``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from pytest_obelize_bench.report.round_cases import RoundData
-from pytest_obelize_bench.report.round_figures import RateRow, RoundFigures, round_figures
+from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.figures import RateRow, RoundFigures, round_figures
 
 __all__ = ["OMIT", "SUMMARY_PARTS", "SummaryPart", "figures_summary", "round_summary"]
 

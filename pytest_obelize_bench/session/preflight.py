@@ -13,11 +13,15 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.isolation.executor import Executor, ProcessExecutor
 from pytest_obelize_bench.isolation.reachability import (
+    EXIT_PREFLIGHT,
     LS_REMOTE_TIMEOUT_S,
     PARALLEL_PROBES,
     Probe,
@@ -25,6 +29,7 @@ from pytest_obelize_bench.isolation.reachability import (
     probe_environment,
     reachability_probes,
     run_probes,
+    unreachable,
 )
 
 PYTHON_FIND_TIMEOUT_S = 30.0
@@ -141,6 +146,23 @@ def one_line_per_case(problems: Sequence[str], order: Sequence[str]) -> list[str
     return [f"{case}: {'; '.join(by_case[case])}" for case in order if case in by_case]
 
 
+def stop_unless_reachable(config: pytest.Config, repositories: list[Any], cache: Path | None, root: Path) -> None:
+    """Exit with EXIT_PREFLIGHT and one line per repository that can be neither fetched nor found in
+    the cache: a session that went on could only measure infrastructure errors."""
+    problems = unreachable(repositories, cache, root)
+    if not problems:
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    for line in problems:
+        if terminal is not None:
+            terminal.write_line(f"preflight: {line}", red=True)
+    pytest.exit(
+        f"preflight failed for {len(problems)} repositories; nothing ran and nothing was published "
+        "(--bench-repo-cache=DIR supplies them offline; --bench-no-preflight runs anyway)",
+        returncode=EXIT_PREFLIGHT,
+    )
+
+
 __all__ = [
     "CASE_DISK_BYTES",
     "LS_REMOTE_TIMEOUT_S",
@@ -152,4 +174,5 @@ __all__ = [
     "repository_probes",
     "run_preflight",
     "run_probes",
+    "stop_unless_reachable",
 ]

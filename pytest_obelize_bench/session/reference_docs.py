@@ -96,7 +96,7 @@ def docs_command(
     name every page that differs and exit 1."""
     from pytest_obelize_bench.casefile.cases import CaseFileError
     from pytest_obelize_bench.casefile.reviews import ReviewFileError
-    from pytest_obelize_bench.summary.site.pages import check_site, site_files, write_site
+    from pytest_obelize_bench.report.site.pages import check_site, site_files, write_site
 
     results = results or docs.parent / "results"
     cases = cases or docs.parent / "cases" / "cases.yaml"

@@ -1,9 +1,9 @@
 """A round session's run: naming it, its manifest, stopping it at preflight, closing and publishing it.
 
-The controller (``controller.py``) receives the records; this module owns the run folder they go
+The controller (``round_controller.py``) receives the records; this module owns the run folder they go
 to. The manifest names the case file (path and sha256) and the work root, so every command can
 find them again from the run alone. A session stopped by its preflight leaves no new run folder;
-a finished run is published (``summary.round_publication.publish_round``) only into a results folder
+a finished run is published (``report.round.publish_round``) only into a results folder
 that belongs to its case file.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_obelize_bench.session.controller import Controller
+    from pytest_obelize_bench.session.round_controller import Controller
 
 RESULTS_OPTION = "--bench-results"
 
@@ -109,7 +109,7 @@ def recover(ctl: Controller) -> list[str]:
     from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.grading.record import RecordError
     from pytest_obelize_bench.records.published import LOCK_NAME
-    from pytest_obelize_bench.summary.round_publication import recover_round
+    from pytest_obelize_bench.report.round.publish_round import recover_round
 
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
@@ -206,7 +206,7 @@ def open_manifest(ctl: Controller) -> None:
     try:
         write_manifest(ctl.run_dir, manifest)
     except OSError as exc:
-        from pytest_obelize_bench.session.outcome import EXIT_RESULTS_UNWRITABLE
+        from pytest_obelize_bench.session.tier_outcome import EXIT_RESULTS_UNWRITABLE
 
         if ctl.new_run:
             shutil.rmtree(ctl.run_dir, ignore_errors=True)
@@ -244,7 +244,7 @@ def finish_run(ctl: Controller, *, interrupted: bool) -> None:
         utc_now,
         write_manifest,
     )
-    from pytest_obelize_bench.summary.round_publication import publish_round
+    from pytest_obelize_bench.report.round.publish_round import publish_round
 
     assert ctl.run_dir is not None
     try:

@@ -59,9 +59,11 @@ def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, li
 
 
 def build_context(
-    config: pytest.Config, mode: str, rootdir: Path, cases_by_path: dict[Path, list[Case]]
+    config: pytest.Config, mode: str, rootdir: Path, cases_by_path: dict[Path, list[Case]], *, work_below: str = ""
 ) -> RoundContext:
-    """The round's shared context, computed on the controller only."""
+    """Every RoundContext, computed on the controller only: a round's, the fixtures pass's, and the
+    one the comparison's suites read (mode ``comparison``: its cases work ``work_below`` the work root,
+    its records are the comparison's, so neither the harness's tree nor a session marker is asked for)."""
     options = options_of(config)
     from pytest_obelize_bench.case.environment import (
         default_uv_cache,
@@ -80,7 +82,8 @@ def build_context(
             "Commit first, or pass --bench-allow-dirty (the records will say so)."
         )
     work_option = options.work
-    work_root = Path(work_option) if work_option else default_work_root()  # absolute already (options)
+    base_root = Path(work_option) if work_option else default_work_root()  # absolute already (options)
+    work_root = base_root / work_below if work_below else base_root
     cache_option = options.repo_cache
     exclude = options.exclude_newer
     try:
@@ -108,7 +111,7 @@ def build_context(
         from pytest_obelize_bench.tool.venv import resolve_tool
 
         try:
-            tool = resolve_tool(spec, tool_root=work_root / "tools", exclude_newer=exclude_newer)
+            tool = resolve_tool(spec, tool_root=base_root / "tools", exclude_newer=exclude_newer)
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         if tool.source == "checkout" and spec:  # remote workers need it at this very path (remote.py)
@@ -127,14 +130,14 @@ def build_context(
         interpreter_policy=options.interpreter,
         python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),
         exclude_newer=exclude_newer,
-        uv_cache=str(default_uv_cache(work_root)),
+        uv_cache=str(default_uv_cache(base_root)),
         allow_dirty=allow_dirty,
         tool=tool,
         packs=packs,
         harness=harness,
         step_limits=step_limits,
         sandbox=sandbox,
-        work_token=write_session_marker(work_root),
+        work_token=write_session_marker(work_root) if mode != "comparison" else None,
         cases_sha256=file_sha256(option_path(config, options.cases, rootdir)) if mode == "round" else None,
         tool_checkout=tool_checkout,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pytest_obelize_bench._util import caps
 from pytest_obelize_bench.case import pipeline
+from pytest_obelize_bench.comparison import rows as comparison_record
+from pytest_obelize_bench.dryrun import outcomes as dryrun
 from pytest_obelize_bench.error_analysis import collected, review
-from pytest_obelize_bench.measure import comparison_record, dryrun, scanrecord
+from pytest_obelize_bench.measure import scanrecord
 from pytest_obelize_bench.records import evidence, publication, published, runs
 from pytest_obelize_bench.tool import run_documents, runfolder
 
@@ -42,7 +44,7 @@ def test_no_module_defines_a_second_cap_of_a_kind_caps_names() -> None:
     package = Path(pytest_obelize_bench.__file__).parent
     literal = re.compile(r"^(MAX_\w*BYTES|\w*CAP_BYTES)\s*=\s*[0-9]", re.MULTILINE)
     # not files of a kind read elsewhere: a step's captured output, a figure, a worker's token, an agent's stamp
-    allowed = {"isolation/executor.py", "summary/figures.py", "session/remote.py", "measure/comparison_trees.py"}
+    allowed = {"isolation/executor.py", "report/chart_files.py", "session/remote.py", "comparison/trees.py"}
     found = [
         f"{path.relative_to(package)}: {match.group(0)}"
         for path in sorted(package.rglob("*.py"))

@@ -210,7 +210,7 @@ def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
 
 def test_an_unreadable_reviewer_file_never_costs_a_round_its_block(tmp_path: Path) -> None:
     from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.summary.roundfiles import write_round_outputs
+    from pytest_obelize_bench.report.round.round_files import write_round_outputs
 
     cases = tmp_path / "cases"
     cases.mkdir()

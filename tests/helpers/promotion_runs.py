@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.casefile.keys import keys_sha256
+from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record, SuiteResult
 from pytest_obelize_bench.grading.tiers import tier
 from tests.helpers import casefile

@@ -18,7 +18,7 @@ from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEd
 from pytest_obelize_bench.grading.record import ErrorInfo, Provenance
 from pytest_obelize_bench.grading.tiers import tier
 from pytest_obelize_bench.records.runs import run_folder
-from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
 from tests.helpers.runs import all_cases, make_run, record, unsupported
 

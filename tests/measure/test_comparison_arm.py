@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.measure.comparison_arm import (
+from pytest_obelize_bench.comparison.arm import (
     ArmFileError,
     PromptError,
     load_template,
@@ -17,7 +17,7 @@ from pytest_obelize_bench.measure.comparison_arm import (
     read_arm,
     render_prompt,
 )
-from pytest_obelize_bench.measure.comparison_trees import read_stamp
+from pytest_obelize_bench.comparison.trees import read_stamp
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPT = ROOT / "cases" / "comparison" / "COMPARISON_PROMPT.md"

@@ -6,10 +6,10 @@ import shutil
 from io import StringIO
 from pathlib import Path
 
-from pytest_obelize_bench.measure.comparison_block import comparison_charts
-from pytest_obelize_bench.measure.comparison_chart import comparison_chart
-from pytest_obelize_bench.measure.comparison_score import ArmCase
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.comparison.block_text import comparison_charts
+from pytest_obelize_bench.comparison.drawing import comparison_chart
+from pytest_obelize_bench.comparison.score import ArmCase
+from pytest_obelize_bench.report.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,21 +15,21 @@ import yaml
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.casefile.promotion_policy import policy_beside
 from pytest_obelize_bench.cli import main
-from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore, assemble
-from pytest_obelize_bench.measure.comparison_block import comparison_blocks, round_facts
-from pytest_obelize_bench.measure.comparison_record import (
-    ComparisonRecordError,
-    parse_comparison,
-    read_comparison,
-)
-from pytest_obelize_bench.measure.comparison_render import render_comparison_block
-from pytest_obelize_bench.measure.comparison_review import (
+from pytest_obelize_bench.comparison.assemble import ComparisonScore, assemble
+from pytest_obelize_bench.comparison.block_text import comparison_blocks, round_facts
+from pytest_obelize_bench.comparison.review_file import (
     ReviewFileError,
     parse_review,
     read_review,
     review_problems,
 )
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.comparison.rows import (
+    ComparisonRecordError,
+    parse_comparison,
+    read_comparison,
+)
+from pytest_obelize_bench.comparison.side_by_side import render_comparison_block
+from pytest_obelize_bench.report.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "results" / "comparison" / "round-1.json"

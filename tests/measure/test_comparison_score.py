@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from pytest_obelize_bench.casefile.cases import CallSite, Case, GroundTruth, ManifestRow
-from pytest_obelize_bench.grading.record import SuiteResult
-from pytest_obelize_bench.measure.comparison_score import (
+from pytest_obelize_bench.comparison.score import (
     ArmInputs,
     arm_ceiling,
     arm_totals,
@@ -13,6 +12,7 @@ from pytest_obelize_bench.measure.comparison_score import (
     key_triples,
     score_arm,
 )
+from pytest_obelize_bench.grading.record import SuiteResult
 
 PASS = SuiteResult(status="pass", passed=3, failed=0, skipped=0)
 FAIL = SuiteResult(status="fail", passed=2, failed=1, skipped=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_obelize_bench.measure.comparison_suite import swap_in
+from pytest_obelize_bench.comparison.suite_run import swap_in
 
 
 def test_swapping_a_tree_in_keeps_the_venv_and_history_and_nothing_else(tmp_path: Path) -> None:

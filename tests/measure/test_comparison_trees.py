@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pytest_obelize_bench.measure.comparison_trees import changes_against_pin, compiles, missing_files
+from pytest_obelize_bench.comparison.trees import changes_against_pin, compiles, missing_files
 from tests.helpers.gitrepo import make_repo
 
 

@@ -1,12 +1,12 @@
-"""measure/gate1_chart.py: Gate 1's chart is the table's precision and recall, pooled first."""
+"""gate1/recall_chart.py: Gate 1's chart is the table's precision and recall, pooled first."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_obelize_bench.measure.gate1_chart import POOLED, gate1_chart
-from pytest_obelize_bench.measure.gate1_render import gate1_charts, key_matches, load_gate1_inputs
-from pytest_obelize_bench.measure.matching import pooled
+from pytest_obelize_bench.gate1.matching import pooled
+from pytest_obelize_bench.gate1.recall_chart import POOLED, gate1_chart
+from pytest_obelize_bench.gate1.scan_document import gate1_charts, key_matches, load_gate1_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN_DATA = ROOT / "tests" / "data" / "gate1" / "scan.json"

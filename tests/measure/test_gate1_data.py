@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_obelize_bench.gate1.labels import LabelError, load_keys
 from pytest_obelize_bench.measure.frame import FrameError, load_frame
-from pytest_obelize_bench.measure.labels import LabelError, load_keys
 from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.measure.dryrun import outcome, usage_count
-from pytest_obelize_bench.measure.gate1_figures import (
+from pytest_obelize_bench.dryrun.outcomes import outcome, usage_count
+from pytest_obelize_bench.gate1.labels import AnswerKey
+from pytest_obelize_bench.gate1.matching import match_key, pooled
+from pytest_obelize_bench.gate1.recall_figures import (
     NOT_A_USAGE,
     RESOLVED,
     UNRESOLVED,
@@ -16,8 +18,6 @@ from pytest_obelize_bench.measure.gate1_figures import (
     vocabulary_gaps,
     zero_bail_files,
 )
-from pytest_obelize_bench.measure.labels import AnswerKey
-from pytest_obelize_bench.measure.matching import match_key, pooled
 from pytest_obelize_bench.measure.scanrecord import ScannedRepository
 
 G = "google.generativeai"

@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_obelize_bench.measure.matching import Row, compare
+from pytest_obelize_bench.gate1.matching import Row, compare
 
 rows = st.lists(
     st.tuples(

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.measure.blocks import apply_blocks, stale_block
-from pytest_obelize_bench.measure.document import measurement_blocks
-from pytest_obelize_bench.measure.dryrun import DryRunDocument
-from pytest_obelize_bench.measure.dryrun_render import render_dryrun_block
-from pytest_obelize_bench.measure.gate1_render import load_gate1_inputs, render_gate1_block
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.dryrun.outcomes import DryRunDocument
+from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
+from pytest_obelize_bench.gate1.scan_document import load_gate1_inputs, render_gate1_block
+from pytest_obelize_bench.records.results_document import apply_blocks, stale_block
+from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
+from pytest_obelize_bench.report.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
 from tests.helpers.gitrepo import git, make_repo
 from tests.summary.test_runcommands import write_run

@@ -22,11 +22,11 @@ import pytest
 import yaml
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.measure.blocks import stale_block
-from pytest_obelize_bench.measure.comparison_assemble import ComparisonScore, assemble
-from pytest_obelize_bench.measure.comparison_block import comparison_blocks
-from pytest_obelize_bench.measure.comparison_record import read_comparison
-from pytest_obelize_bench.measure.comparison_review import read_review
+from pytest_obelize_bench.comparison.assemble import ComparisonScore, assemble
+from pytest_obelize_bench.comparison.block_text import comparison_blocks
+from pytest_obelize_bench.comparison.review_file import read_review
+from pytest_obelize_bench.comparison.rows import read_comparison
+from pytest_obelize_bench.records.results_document import stale_block
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 from tests.helpers.sandbox import bwrap_probe

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from pytest_obelize_bench._util.case_error import CaseError
-from pytest_obelize_bench.measure.dryrun_items import _blocked, _planned_files
-from pytest_obelize_bench.measure.gate1_items import read_findings
+from pytest_obelize_bench.dryrun.planned_fix import _blocked, _planned_files
+from pytest_obelize_bench.measure.scan_findings import read_findings
 from tests.helpers.gitrepo import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_obelize_bench.measure.document import MeasurementError, measurement_blocks, measurement_problems
+from pytest_obelize_bench.report.measurement_blocks import MeasurementError, measurement_blocks, measurement_problems
 from tests.helpers.gitrepo import git, make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

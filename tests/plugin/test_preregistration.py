@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.casefile.keys import keys_sha256
+from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from tests.helpers import casefile
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 from pytest_obelize_bench._util.safe_io import KILL_AT_WRITE_ENV
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
 from tests.helpers.crash import RUN_A, RUN_B, published_run, write_run
 

@@ -1,4 +1,4 @@
-"""promotion/decision_chart.py: each case's rate on both sides, with the verdict, from a real decision."""
+"""promotion/gate_chart.py: each case's rate on both sides, with the verdict, from a real decision."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench.promotion.decision_chart import decision_chart, decision_charts
 from pytest_obelize_bench.promotion.decision_list import render_decisions
 from pytest_obelize_bench.promotion.gate import run_gate
+from pytest_obelize_bench.promotion.gate_chart import decision_chart, decision_charts
 from tests.helpers import promotion_runs as pr
 from tests.helpers.runs import split_of
 
@@ -72,7 +72,7 @@ def test_a_file_name_cannot_leave_the_figures_folder() -> None:
 
 
 def test_summarize_draws_and_checks_a_decisions_figure(tmp_path: Path) -> None:
-    from pytest_obelize_bench.summary.summarize import summarize
+    from pytest_obelize_bench.report.summarize import summarize
 
     before = dict.fromkeys(range(10), "v")
     name, _ = decide(tmp_path, before, dict.fromkeys(range(20), "v"))

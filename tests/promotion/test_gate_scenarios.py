@@ -19,7 +19,7 @@ import pytest
 
 from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.records.runs import folder_digests
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.report.summarize import summarize
 from tests.helpers import promotion_runs as pr
 
 EVERY = range(pr.N)

@@ -22,6 +22,7 @@ from pytest_obelize_bench.records.publication import record_imported_round
 from pytest_obelize_bench.records.publication_note import read_publication
 from pytest_obelize_bench.records.published import read_published
 from pytest_obelize_bench.records.reruns import rerun_cases
+from pytest_obelize_bench.records.results_document import DOCUMENT_NAME
 from pytest_obelize_bench.records.runs import (
     RunManifest,
     add_record,
@@ -31,9 +32,8 @@ from pytest_obelize_bench.records.runs import (
     read_run_records,
     run_folder,
 )
-from pytest_obelize_bench.report.document import DOCUMENT_NAME
-from pytest_obelize_bench.summary.round_publication import publish_round
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.report.round.publish_round import publish_round
+from pytest_obelize_bench.report.summarize import summarize
 from tests.helpers import casefile
 from tests.helpers.runs import all_cases, errored, make_run, unsupported
 

@@ -17,10 +17,10 @@ from pytest_obelize_bench.promotion.decision_list import (
     with_decisions,
 )
 from pytest_obelize_bench.report.repeat_render import render_repeatability
-from pytest_obelize_bench.report.round_block import render_round_block
+from pytest_obelize_bench.report.round.block_markdown import render_round_block
+from pytest_obelize_bench.report.round.round_files import load_round
+from pytest_obelize_bench.report.summarize import summarize
 from pytest_obelize_bench.report.summary_json import round_summary
-from pytest_obelize_bench.summary.roundfiles import load_round
-from pytest_obelize_bench.summary.summarize import summarize
 from tests.helpers import runs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,14 +1,14 @@
-"""report/round_charts.py: a round's charts carry exactly the numbers its tables print."""
+"""report/round/tier_charts.py: a round's charts carry exactly the numbers its tables print."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.report.round_cases import RoundData
-from pytest_obelize_bench.report.round_charts import SPLITS, headline_chart, round_charts, tiers_chart
-from pytest_obelize_bench.report.round_figures import round_figures
-from pytest_obelize_bench.summary.roundfiles import load_round
+from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.figures import round_figures
+from pytest_obelize_bench.report.round.round_files import load_round
+from pytest_obelize_bench.report.round.tier_charts import SPLITS, headline_chart, round_charts, tiers_chart
 from tests.helpers.handbuilt import make_case, make_record
 
 ROOT = Path(__file__).resolve().parents[2]

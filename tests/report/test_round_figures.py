@@ -9,11 +9,11 @@ import pytest
 
 from pytest_obelize_bench.casefile.cases import Retired, load_case_file
 from pytest_obelize_bench.grading.record import ErrorInfo, Provenance, Record, SuiteResult
-from pytest_obelize_bench.report.round_block import BLOCK_SECTIONS, render_round_block, render_sections
-from pytest_obelize_bench.report.round_cases import CAP_NO_KEY, RoundData
-from pytest_obelize_bench.report.round_figures import RoundFigures, round_figures
+from pytest_obelize_bench.report.round.block_markdown import BLOCK_SECTIONS, render_round_block, render_sections
+from pytest_obelize_bench.report.round.case_entries import CAP_NO_KEY, RoundData
+from pytest_obelize_bench.report.round.figures import RoundFigures, round_figures
+from pytest_obelize_bench.report.round.round_files import load_round
 from pytest_obelize_bench.report.summary_json import OMIT, SUMMARY_PARTS, figures_summary, round_summary
-from pytest_obelize_bench.summary.roundfiles import load_round
 from tests.helpers import runs
 from tests.helpers.handbuilt import make_case, make_record
 

@@ -20,26 +20,26 @@ from pytest_obelize_bench.grading.record import (
     Provenance,
     SuiteResult,
 )
-from pytest_obelize_bench.report.compare import compare_rounds
-from pytest_obelize_bench.report.document import (
+from pytest_obelize_bench.records.results_document import (
     DOCUMENT_NAME,
     begin_marker,
     check_document,
     end_marker,
     render_document,
 )
-from pytest_obelize_bench.report.round_block import render_round_block
-from pytest_obelize_bench.report.round_cases import RoundData
-from pytest_obelize_bench.report.round_figures import round_figures
-from pytest_obelize_bench.report.round_terminal import terminal_lines
-from pytest_obelize_bench.report.summary_json import round_summary
-from pytest_obelize_bench.summary.roundfiles import (
+from pytest_obelize_bench.report.round.block_markdown import render_round_block
+from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.figures import round_figures
+from pytest_obelize_bench.report.round.round_files import (
     load_round,
     round_block_with_figures,
     rounds_on_disk,
     write_round_outputs,
 )
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.report.round.terminal_lines import terminal_lines
+from pytest_obelize_bench.report.run_compare import compare_rounds
+from pytest_obelize_bench.report.summarize import summarize
+from pytest_obelize_bench.report.summary_json import round_summary
 from tests.helpers.handbuilt import make_case, make_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,7 +295,7 @@ def test_a_control_that_reports_a_pin_did_not_hold_and_an_uncounted_one_is_unkno
 
 
 def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
-    from pytest_obelize_bench.summary.roundfiles import load_round
+    from pytest_obelize_bench.report.round.round_files import load_round
 
     (tmp_path / "round-1").mkdir()
     record = make_record("ctl", "unsupported", control=True, detected=0, false_positive_edit=0, patch_applied=False)
@@ -414,9 +414,8 @@ def test_hand_written_text_is_kept_and_blocks_are_replaced_in_place() -> None:
 
 
 def test_every_generated_block_uses_the_one_spelling_of_its_markers() -> None:
-    from pytest_obelize_bench.measure.blocks import apply_blocks, stale_block
     from pytest_obelize_bench.promotion.decision_list import render_decisions, with_decisions
-    from pytest_obelize_bench.report.document import block_begin, block_end
+    from pytest_obelize_bench.records.results_document import apply_blocks, block_begin, block_end, stale_block
 
     text = render_document(None, blocks_for(1))
     decisions = render_decisions([("d.json", {"decision": "promote"})])
@@ -543,7 +542,7 @@ def test_round_1_document_on_disk_matches_a_fresh_render() -> None:
     text = document.read_text(encoding="utf-8")
     data = round_1()
     # round 1's block ends with its error analysis (results/errors/round-1.json is committed)
-    from pytest_obelize_bench.summary.roundfiles import errors_text
+    from pytest_obelize_bench.report.round.round_files import errors_text
 
     block = errors_text(RESULTS, load_case_file(case_file_path()), data, round_block_with_figures(data)[0])
     assert "#### Error analysis" in block

@@ -1,4 +1,4 @@
-"""summary/figures.py: the figures are drawn byte for byte the same every time, and --check holds them."""
+"""report/chart_files.py: the figures are drawn byte for byte the same every time, and --check holds them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from pytest_obelize_bench._util.charts import PointChart, PointSeries, RateChart, RatePoint, StackedChart
 from pytest_obelize_bench._util.stats import rate_of
-from pytest_obelize_bench.summary.figures import check_figures, draw, draw_reusing, render_key, write_figures
-from pytest_obelize_bench.summary.summarize import summarize
+from pytest_obelize_bench.report.chart_files import check_figures, draw, draw_reusing, render_key, write_figures
+from pytest_obelize_bench.report.summarize import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ import pytest
 from pytest_obelize_bench._util.locks import holder_lock
 from pytest_obelize_bench._util.safe_io import KILL_AT_WRITE_ENV
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
 from tests.helpers.crash import (
     RUN_A,

@@ -26,8 +26,8 @@ from pytest_obelize_bench.records.runs import (
     tampered,
     write_manifest,
 )
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from pytest_obelize_bench.session.resume import latest_run
-from pytest_obelize_bench.summary.round_publication import publish_round
 from tests.helpers import casefile
 from tests.helpers.crash import RUN_A as SOURCE
 from tests.helpers.crash import SKIP, console, obelize_bench, published_run, round_state, same_round, write_run

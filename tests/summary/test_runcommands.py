@@ -22,7 +22,7 @@ from pytest_obelize_bench.records.runs import (
     portable_path,
     write_manifest,
 )
-from pytest_obelize_bench.summary.round_publication import publish_round
+from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
 from tests.helpers.runs import unsupported
 

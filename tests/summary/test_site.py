@@ -17,8 +17,8 @@ import markdown
 import pytest
 import yaml
 
-from pytest_obelize_bench.summary.site.case_page import marked_lines
-from pytest_obelize_bench.summary.site.escape import code, cut_lines, fenced, text
+from pytest_obelize_bench.report.site.case_page import marked_lines
+from pytest_obelize_bench.report.site.escape import code, cut_lines, fenced, text
 from tests.helpers.crash import obelize_bench
 from tests.helpers.site import DETAIL, HOSTILE_FILE, hostile_project
 
@@ -152,7 +152,7 @@ def test_marked_lines_follow_the_old_file_through_hunks_and_files() -> None:
 
 
 def test_each_decision_has_a_page_with_every_rule_it_checked(tmp_path: Path) -> None:
-    from pytest_obelize_bench.summary.site.pages import site_files
+    from pytest_obelize_bench.report.site.pages import site_files
     from tests.helpers.promotion_runs import make_project, write_run
 
     project = make_project(tmp_path / "project")
@@ -172,14 +172,14 @@ def test_each_decision_has_a_page_with_every_rule_it_checked(tmp_path: Path) -> 
 
 
 def test_the_published_gate1_has_a_page_per_labelled_repository_with_its_rows() -> None:
-    from pytest_obelize_bench.summary.site.pages import site_files
+    from pytest_obelize_bench.report.site.pages import site_files
 
     files = site_files(ROOT / "results", ROOT / "cases" / "cases.yaml")
     scan = json.loads((ROOT / "results" / "gate1" / "scan.json").read_text("utf-8"))
     labelled = sorted(p.stem for p in (ROOT / "cases" / "gate1" / "labels").glob("*.yaml"))
     assert sorted(name[6:-3] for name in files if name.startswith("gate1/")) == labelled
     assert all(f"(gate1/{slug}.md)" in str(files["gate1.md"]) for slug in labelled)
-    from pytest_obelize_bench.measure.gate1_render import key_matches, load_gate1_inputs
+    from pytest_obelize_bench.gate1.scan_document import key_matches, load_gate1_inputs
 
     document, _, keys, _ = load_gate1_inputs(ROOT / "results" / "gate1" / "scan.json", ROOT / "cases" / "gate1")
     for name, match in key_matches(document, keys).items():
@@ -196,8 +196,8 @@ def test_the_published_gate1_has_a_page_per_labelled_repository_with_its_rows() 
 
 
 def test_each_compared_case_has_both_arms_side_by_side() -> None:
-    from pytest_obelize_bench.measure.comparison_record import read_comparison
-    from pytest_obelize_bench.summary.site.pages import site_files
+    from pytest_obelize_bench.comparison.rows import read_comparison
+    from pytest_obelize_bench.report.site.pages import site_files
 
     files = site_files(ROOT / "results", ROOT / "cases" / "cases.yaml")
     record = read_comparison(ROOT / "results" / "comparison" / "round-1.json")
@@ -216,8 +216,8 @@ def test_each_compared_case_has_both_arms_side_by_side() -> None:
 
 
 def test_both_arms_diffs_show_as_text_with_the_key_rows_marked() -> None:
-    from pytest_obelize_bench.measure.comparison_record import read_comparison
-    from pytest_obelize_bench.summary.site.comparison_page import comparison_case_page
+    from pytest_obelize_bench.comparison.rows import read_comparison
+    from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
     from tests.helpers.site import SCRIPT
 
     record = read_comparison(ROOT / "results" / "comparison" / "round-1.json")

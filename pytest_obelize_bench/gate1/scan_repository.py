@@ -1,0 +1,186 @@
+"""Gate 1 on one repository: scan one repository of the frame, match it against its key, publish.
+
+The worker side (``measure``) produces one ``ScannedRepository`` record per repository and, for a
+labelled one, its match; the controller side (``publish``) writes ``results/gate1/scan.json`` in
+the upstream shape and the Gate 1 block, and only for a run that covered the whole frame.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.gate1.labels import AnswerKey
+from pytest_obelize_bench.gate1.matching import KeyMatch, match_key
+from pytest_obelize_bench.measure.frame import Frame, FrameRepository
+from pytest_obelize_bench.measure.repository_run import (
+    MeasureContext,
+    RepoRun,
+    declared_python,
+    prepare,
+    run_scan,
+)
+from pytest_obelize_bench.measure.scan_findings import read_findings
+from pytest_obelize_bench.measure.scanrecord import (
+    Runtime,
+    ScanCounts,
+    ScanDocument,
+    ScanFinding,
+    ScannedRepository,
+)
+
+#: Gate 1 was defined for the Gemini pack only (the protocol).
+GATE1_PACK = "gemini/google-generativeai-to-google-genai"
+
+
+def _error_text(run: RepoRun, error: CaseError) -> str:
+    detail = run.elider.text(error.detail) if run.elider is not None else error.detail
+    return f"{error.step}: {error.reason}: {detail}"
+
+
+def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> tuple[ScannedRepository, RepoRun]:
+    """Check out, scan and ask for the declared Python; a failure becomes the record's error."""
+    run = prepare(repo, context, frame_dir=frame_dir)
+    counts: ScanCounts | None = None
+    findings: list[ScanFinding] = []
+    runtime: dict[str, Any] | None = None
+    seconds: float | None = None
+    if run.error is None:
+        try:
+            folder, seconds = run_scan(run, context)
+            counts, findings = read_findings(folder)
+            runtime = declared_python(run, context)
+        except CaseError as exc:
+            run.error = exc
+            counts, findings = None, []
+    record = ScannedRepository(
+        full_name=repo.full_name,
+        sha=repo.sha,
+        band=repo.band,
+        counts=counts,
+        runtime=Runtime(**runtime) if runtime is not None else None,
+        findings=findings,
+        seconds=round(seconds, 2) if seconds is not None else None,
+        error=_error_text(run, run.error) if run.error is not None else None,
+    )
+    return record, run
+
+
+def status(record: ScannedRepository, match: KeyMatch | None) -> tuple[str, str, str]:
+    """The item's (category, letter, word): recall for a labelled repository, e.g. ``R=88.9%``."""
+    if record.error is not None:
+        return "scan-error", "!", "ERROR"
+    if match is None:
+        return "scanned", "s", f"SCANNED {len(record.findings)} findings"
+    rate = match.recall.rate
+    shown = "--" if rate is None else f"{rate * 100:.1f}%"
+    return "labelled", "R", f"R={shown}"
+
+
+def counts_line(name: str, match: KeyMatch) -> str:
+    return (
+        f"{name}: {match.labelled} labelled, {match.findings} findings, TP {match.true_positive} "
+        f"FP {match.false_positive} missed {match.missed}, forbidden {len(match.forbidden)}; "
+        f"precision {match.precision.format()}, recall {match.recall.format()}"
+    )
+
+
+def scan_unit(
+    repo: FrameRepository, context: MeasureContext, frame_dir: Path, key: AnswerKey | None
+) -> tuple[str, tuple[str, str, str], str | None]:
+    """One Gate 1 repository measured: its record as JSON, its terminal status, its counts line."""
+    record, run = measure(repo, context, frame_dir)
+    match = match_key(key, record.findings) if key is not None and record.error is None else None
+    counts = None if match is None else counts_line(record.full_name, match)
+    if run.workspace is not None:
+        (Path(run.workspace.logs) / "record.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
+    return record.model_dump_json(), status(record, match), counts
+
+
+def document_of(context: MeasureContext, frame: Frame, records: Mapping[str, ScannedRepository]) -> ScanDocument:
+    """The scan document in the upstream shape, repositories in frame order."""
+    pack = context.pack_provenance
+    return ScanDocument(
+        obelize_version=None if context.tool is None else context.tool.version,
+        pack=context.pack,
+        pack_sha256=None if pack is None else pack.pack_sha256,
+        spec_sha256=None if pack is None else pack.spec_sha256,
+        python=platform.python_version(),
+        machine=platform.machine(),
+        os=platform.system(),
+        scanned=[records[repo.full_name] for repo in frame.repositories],
+    )
+
+
+def publish(
+    context: MeasureContext,
+    frame: Frame,
+    keys: Mapping[str, AnswerKey],
+    records: Mapping[str, ScannedRepository],
+    *,
+    frame_label: str,
+    write_block: bool,
+    session: str,
+    infrastructure: int,
+) -> list[str]:
+    """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so."""
+    from pytest_obelize_bench.gate1.scan_document import render_gate1_block
+    from pytest_obelize_bench.measure.measure_publication import write_measurement
+
+    results = Path(context.results_dir)
+    document = document_of(context, frame, records)
+    block = ("gate1", render_gate1_block(document, frame, keys, frame_label), "Gate 1 block") if write_block else None
+    return write_measurement(
+        results,
+        results / "gate1" / "scan.json",
+        document.to_json(),
+        measurement="gate1",
+        pack=context.pack,
+        session=session,
+        run_at=context.run_at,
+        repositories=len(document.scanned),
+        infrastructure=infrastructure,
+        block=block,
+    )
+
+
+def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRepository]) -> list[str]:
+    """The terminal's Gate 1 figures over the labelled repositories that ran."""
+    from pytest_obelize_bench.gate1.matching import pooled
+    from pytest_obelize_bench.gate1.recall_figures import sample_figures
+
+    matches = [
+        match_key(keys[name], record.findings)
+        for name, record in records.items()
+        if name in keys and record.error is None
+    ]
+    precision, recall = pooled(matches)
+    figures = sample_figures(list(records.values()))
+    bail, unresolved = figures.zero_bail, figures.unresolved_share
+    return [
+        f"gate 1: {len(records)} repositories scanned, {len(matches)} labelled",
+        f"  precision {precision.format()} (n={precision.n} findings), "
+        f"recall {recall.format()} (n={recall.n} labelled rows)",
+        f"  repositories with a zero-bail file: {bail.k} of {bail.n}, {bail.format()}",
+        f"  unresolved share: {unresolved.k} of {unresolved.n} usages, {unresolved.format()}",
+    ]
+
+
+def parse_record(text: str) -> ScannedRepository:
+    return ScannedRepository.model_validate(json.loads(text))
+
+
+__all__ = [
+    "GATE1_PACK",
+    "document_of",
+    "measure",
+    "parse_record",
+    "pooled_lines",
+    "publish",
+    "scan_unit",
+    "status",
+]

@@ -1,0 +1,196 @@
+"""A round's files on disk: finding rounds, loading their published records, writing the outputs.
+
+Loading goes through ``published.read_published`` (only ``<id>.json`` for ids in the case file,
+each checked), so no stray or forged file can reach a figure; every problem found on the way (a
+refused record, a stored tier that disagrees with ``tier()``, an unknown file in a round folder,
+published records that are not one complete run's) is ``LoadedRound.problems``, for
+``summarize --check`` (``summarize.py``) to fail on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
+from pytest_obelize_bench._util.charts import Chart, figures_section
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
+from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.records.published import JOURNAL_NAME, SUMMARY_NAME, read_published
+from pytest_obelize_bench.records.results_document import DOCUMENT_NAME, render_document
+from pytest_obelize_bench.report.chart_files import write_figures
+from pytest_obelize_bench.report.round.block_markdown import render_round_block
+from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.figures import round_figures
+from pytest_obelize_bench.report.round.tier_charts import round_charts
+from pytest_obelize_bench.report.summary_json import round_summary
+
+_ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
+
+
+# -- the error analysis (pytest_obelize_bench.error_analysis.commands renders and loads it) ---------------
+
+# The reviewer files (errors-round-N.yaml) sit beside the case file.
+
+
+def errors_text(results_dir: Path, case_file: CaseFile, data: RoundData, block: str) -> str:
+    """The round's block followed by its error-analysis section, when it has one."""
+    from pytest_obelize_bench.error_analysis.commands import error_section
+
+    section = error_section(results_dir, case_file.path.parent, data.round, data.cases)
+    return block.rstrip("\n") + section if section else block
+
+
+def _errors_figures(results_dir: Path, case_file: CaseFile, data: RoundData) -> dict[str, Any]:
+    from pytest_obelize_bench.error_analysis.commands import error_summary
+
+    figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
+    return {} if figures is None else {"error_analysis": figures}
+
+
+def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, Record]:
+    """Fill ``manifest_reported`` of records that predate it from the round's collected scan rows.
+
+    Round 1's records do not count manifest findings, but its collected file
+    (``results/errors/round-1.json``) lists every finding of every case, so a control's
+    "no pin" can still be shown rather than assumed.  Records on disk are not changed.
+    """
+    missing = [case for case, record in records.items() if record.measurements.manifest_reported is None]
+    if not missing:
+        return records
+    try:
+        rows = read_untrusted_json(collected, COLLECTED_ERRORS_BYTES).get("cases", {})
+    except UntrustedFileError:
+        return records
+    filled = dict(records)
+    for case in missing:
+        row = rows.get(case) if isinstance(rows, dict) else None
+        findings = row.get("findings") if isinstance(row, dict) else None
+        if not isinstance(findings, list) or records[case].error is not None:
+            continue
+        pins = sum(1 for finding in findings if isinstance(finding, dict) and finding.get("kind") == "manifest")
+        record = records[case]
+        measurements = record.measurements.model_copy(update={"manifest_reported": pins})
+        filled[case] = record.model_copy(update={"measurements": measurements})
+    return filled
+
+
+def round_block_with_figures(data: RoundData) -> tuple[str, list[Chart]]:
+    """The round's block with its figures section (before any error analysis), and those figures' charts."""
+    charts = round_charts(round_figures(data))
+    section = figures_section(charts)
+    block = render_round_block(data)
+    return (block.rstrip("\n") + "\n" + "\n".join(section) + "\n" if section else block), charts
+
+
+def rounds_on_disk(results_dir: Path, case_file: CaseFile) -> list[int]:
+    """Every ``results/round-N/`` folder's N, plus the case file's round (which may not have run)."""
+    found = {case_file.round}
+    if Path(results_dir).is_dir():
+        for path in Path(results_dir).iterdir():
+            match = _ROUND_FOLDER.fullmatch(path.name)
+            if match and path.is_dir():
+                found.add(int(match.group(1)))
+    return sorted(found)
+
+
+@dataclass
+class LoadedRound:
+    """A round's inputs for rendering, and everything ``--check`` must fail on."""
+
+    data: RoundData
+    problems: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedRound:
+    """Round n's published records (checked), its publication note, and the problems found.
+
+    The case file's own round (or a later one) is every row of the file: a case with no record
+    shows as not run. An earlier round is the cases it has records for, so a case added since
+    does not appear in a round it was never part of.
+    """
+    from pytest_obelize_bench.records.publication_note import (
+        expected_cases,
+        publication_problems,
+        read_publication,
+    )
+
+    folder = Path(results_dir) / f"round-{n}"
+    published = read_published(folder, [case.id for case in case_file.cases])
+    records = _with_pin_counts(published.records, Path(results_dir) / "errors" / f"round-{n}.json")
+    earlier = n < case_file.round
+    cases = [case for case in case_file.cases if case.id in records] if earlier else list(case_file.cases)
+    problems = list(published.problems)
+    note: dict[str, Any] | None = None
+    try:
+        publication = read_publication(folder)
+    except RecordError:
+        publication = None
+    if publication is not None:
+        note = {
+            "run": publication.run,
+            "infrastructure_errors": publication.infrastructure_errors,
+            "with_infrastructure_errors": publication.with_infrastructure_errors,
+        }
+        if publication.reruns:  # only then: a round never rerun keeps its summary as it was
+            note["reruns"] = publication.reruns
+    expected = expected_cases(case_file, n) if n >= case_file.round else sorted(records)
+    if (folder / JOURNAL_NAME).exists():
+        problems.append(
+            f"round {n} is half-published ({folder / JOURNAL_NAME} is there): "
+            "run `obelize-bench summarize` or `obelize-bench publish` to finish it"
+        )
+    problems.extend(publication_problems(Path(results_dir), n, published, expected))
+    # Repeats and their graded facts, read as untrusted evidence (evidence.py).
+    from pytest_obelize_bench.grading.grade import expected_rows
+    from pytest_obelize_bench.records.evidence import read_round_facts
+
+    rows = {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
+    # Hostile evidence (a symlinked or malformed graded-facts file) stops the render in one line.
+    attempts = read_round_facts(folder, rows)
+    data = RoundData(round=n, cases=cases, records=records, publication=note, attempts=attempts)
+    return LoadedRound(data, problems, [str(folder / name) for name in published.unknown])
+
+
+def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
+    """Round n's inputs for rendering (problems are ``summarize --check``'s to report)."""
+    return read_round_folder(results_dir, case_file, n).data
+
+
+def _dump(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple[Path, Path]:
+    """Rewrite round n's block of the results document and ``results/round-N/summary.json``."""
+    results_dir = Path(results_dir)
+    data = load_round(results_dir, case_file, n)
+    document = results_dir / DOCUMENT_NAME
+    existing = document.read_text(encoding="utf-8") if document.exists() else None
+    (block, charts), errors = round_block_with_figures(data), {}
+    # An unreadable error-analysis file never costs the round its block; --check names it.
+    with contextlib.suppress(ValueError):
+        block, errors = errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
+    write_figures(results_dir, charts, prune=False)
+    write_atomically(document, render_document(existing, {n: block}))
+    summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
+    write_atomically(summary_path, _dump({**round_summary(data), **errors}))
+    return document, summary_path
+
+
+__all__ = [
+    "LoadedRound",
+    "errors_text",
+    "load_round",
+    "read_round_folder",
+    "round_block_with_figures",
+    "rounds_on_disk",
+    "write_round_outputs",
+]

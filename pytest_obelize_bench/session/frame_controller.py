@@ -1,0 +1,168 @@
+"""The controller's side of a Gate 1 or dry-run session: preflight, collect, guard, publish.
+
+Before anything runs, every selected repository must be reachable or cached (the round's
+preflight, exit status 4). The records arrive on the reports; a whole frame is published only
+when something was measured and no error is the machine's (unless
+``--bench-publish-with-infra-errors``), with a note naming the session (``measure_publication.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_obelize_bench.options.read import options_of
+from pytest_obelize_bench.session.kernel import partial_line
+
+if TYPE_CHECKING:
+    from pytest_obelize_bench.gate1.labels import AnswerKey
+    from pytest_obelize_bench.measure.frame import Frame
+    from pytest_obelize_bench.measure.repository_run import MeasureContext
+
+
+class MeasureController:
+    """The controller's side: collect the records, publish a whole frame, print the figures."""
+
+    def __init__(
+        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
+    ) -> None:
+        self.config = config
+        self.options = options_of(config)
+        self.context = context
+        self.frame = frame
+        self.keys = keys
+        self.frame_path = frame_path
+        self.records: dict[str, Any] = {}
+        self.counts: list[str] = []
+        self.unreadable: list[str] = []
+        self.lines: list[str] = []
+
+    def preflight(self, selected: list[str]) -> None:
+        """Called once by the kernel with the items this session will run (``kernel.py``)."""
+        if self.options.collect_only or not self.options.preflight:
+            return
+        from pytest_obelize_bench.isolation.reachability import Repository
+        from pytest_obelize_bench.session.preflight import stop_unless_reachable
+
+        wanted = set(selected)
+        repositories = [
+            Repository(repo.id, repo.url, repo.full_name)
+            for repo in self.frame.repositories
+            if repo.id in wanted and repo.url is not None
+        ]
+        cache = Path(self.context.repo_cache) if self.context.repo_cache else None
+        stop_unless_reachable(
+            self.config, repositories, cache, Path(self.context.work_root) / "preflight" / self.context.label
+        )
+
+    def _parse(self, text: str) -> Any:
+        from pytest_obelize_bench.dryrun import planned_fix as dryrun_items
+        from pytest_obelize_bench.gate1 import scan_repository as gate1_items
+
+        return (gate1_items if self.context.mode == "gate1" else dryrun_items).parse_record(text)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = getattr(report, "bench_measure", None)
+        if text is None:
+            return
+        try:
+            record = self._parse(text)
+        except ValueError as exc:
+            self.unreadable.append(f"{report.nodeid}: {str(exc).splitlines()[0]}")
+            return
+        self.records[record.full_name] = record
+        counts = getattr(report, "bench_measure_counts", None)
+        if counts:
+            self.counts.append(counts)
+
+    def _frame_label(self) -> str:
+        try:
+            return self.frame_path.relative_to(Path(self.config.rootpath).resolve()).as_posix()
+        except ValueError:
+            return self.frame_path.name
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.records:
+            return
+        wanted = [repo.full_name for repo in self.frame.repositories]
+        if self.context.mode == "gate1":
+            from pytest_obelize_bench.gate1.scan_repository import pooled_lines
+
+            self.lines = pooled_lines(self.keys, self.records)
+        else:
+            from pytest_obelize_bench.dryrun.planned_fix import outcome_line
+
+            self.lines = [outcome_line(self.records)]
+        if self.frame.is_fixture:
+            self.lines.append("fixture frame: nothing written under results/")
+            return
+        partial = partial_line(sum(name in self.records for name in wanted), len(wanted), "repositories of the frame")
+        if partial is not None:
+            self.lines.append(partial)
+            return
+        from pytest_obelize_bench._util.locks import LockBusy
+        from pytest_obelize_bench.dryrun import planned_fix as dryrun_items
+        from pytest_obelize_bench.gate1 import scan_repository as gate1_items
+        from pytest_obelize_bench.measure.measure_publication import (
+            dryrun_error_parts,
+            infrastructure_repositories,
+            refusal,
+            scan_error_parts,
+        )
+        from pytest_obelize_bench.records.runs import new_run_id
+
+        split = scan_error_parts if self.context.mode == "gate1" else dryrun_error_parts
+        errors = {name: parts for name, record in self.records.items() if (parts := split(record.error))}
+        infrastructure = infrastructure_repositories(errors)
+        refused = refusal(
+            "scanned" if self.context.mode == "gate1" else "planned",
+            len(self.records) - len(errors),
+            len(self.records),
+            infrastructure,
+            allow_infrastructure=self.options.publish_with_infra_errors,
+        )
+        if refused is not None:
+            self.lines.append(refused)
+            return
+        write_block = self.options.summary
+        label, run, count = self._frame_label(), new_run_id(), len(infrastructure)
+        try:
+            if self.context.mode == "gate1":
+                self.lines += gate1_items.publish(
+                    self.context,
+                    self.frame,
+                    self.keys,
+                    self.records,
+                    frame_label=label,
+                    write_block=write_block,
+                    session=run,
+                    infrastructure=count,
+                )
+            else:
+                self.lines += dryrun_items.publish(
+                    self.context,
+                    self.frame,
+                    self.records,
+                    frame_label=label,
+                    write_block=write_block,
+                    session=run,
+                    infrastructure=count,
+                )
+        except (OSError, ValueError, LockBusy) as exc:
+            self.lines.append(f"not published: {str(exc).splitlines()[0]}")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.records and not self.unreadable:
+            return
+        terminalreporter.write_sep(
+            "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
+        )
+        for line in sorted(self.counts):
+            terminalreporter.write_line(line)
+        for line in self.lines:
+            terminalreporter.write_line(line)
+        for problem in self.unreadable:
+            terminalreporter.write_line(f"unreadable record: {problem}", red=True)

@@ -1,0 +1,200 @@
+"""One pytest item stack for every measurement: a round's cases, Gate 1's and the dry run's
+repositories, the comparison's dev cases.
+
+A measurement registers an ``ItemKind`` at configure time. The kernel owns everything pytest
+sees of it: the File that collects the kind's files, the one Item class, the report hook that
+copies an item's ``Handover`` onto its report (the part xdist carries to the controller), the
+terminal status, the worker input, and the preflight call made once per session on the
+controller, after every selection (-k, -m, --lf) is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One item a kind's file yields."""
+
+    name: str
+    body: Callable[..., None]
+    #: what ``pytest -v`` shows beside the item's location
+    label: str
+    markers: tuple[str | pytest.MarkDecorator, ...] = ()
+    #: set on the item (``bench_case``, ``bench_attempt``, ``bench_repository``)
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Handover:
+    """What an item's body leaves for its report: plain values, so xdist can carry them."""
+
+    #: set on the call report as attributes, for the controller's logreport hook
+    attributes: Mapping[str, Any]
+    #: the terminal's (category, letter, word) for a passed call
+    status: tuple[str, str, Any] | None = None
+    #: a JUnit property; junitxml reads the teardown report, which copies the item's list
+    junit: tuple[str, str] | None = None
+    #: the line pytest's summary shows for a call that passed but measured an error
+    error_line: str | None = None
+    #: a report section (title, text) shown with ``-rA``
+    section: tuple[str, str] | None = None
+
+
+class ItemKind(Protocol):
+    """A measurement as pytest sees it."""
+
+    def files(self) -> Mapping[Path, Sequence[Unit]]:
+        """The files this session collects, each with the units it yields (resolved paths)."""
+        ...
+
+    def worker_input(self) -> Mapping[str, Any]:
+        """What a worker needs, JSON-safe, under the kind's own keys (controller side)."""
+        ...
+
+    def preflight(self, names: list[str]) -> None:
+        """Check the selected items' repositories before anything runs (controller side)."""
+        ...
+
+
+KIND_KEY: pytest.StashKey[ItemKind] = pytest.StashKey()
+HANDOVER_KEY: pytest.StashKey[Handover] = pytest.StashKey()
+_PREFLIGHTED_KEY: pytest.StashKey[bool] = pytest.StashKey()
+
+
+def register_kind(config: pytest.Config, kind: ItemKind) -> None:
+    """The session's one measurement; configure refuses two (the options allow only one)."""
+    if KIND_KEY in config.stash:
+        raise pytest.UsageError("one benchmark measurement per session")
+    config.stash[KIND_KEY] = kind
+    config.args = [str(path) for path in kind.files()]
+    config.args_source = pytest.Config.ArgsSource.ARGS
+
+
+class BenchItem(pytest.Function):
+    """A measured unit: a pytest Function (so fixtures work) reported as what it measures."""
+
+    bench_label: str = ""
+    bench_case: Any = None
+    #: 1 for a single run; under --bench-repeat, which attempt this item is.
+    bench_attempt: int = 1
+    bench_repository: Any = None
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.bench_label
+
+
+class BenchFile(pytest.File):
+    """One of the kind's files: one item per unit, in the kind's order."""
+
+    def __init__(self, *, units: Sequence[Unit], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.units = units
+
+    def collect(self) -> list[pytest.Item]:
+        items: list[pytest.Item] = []
+        for unit in self.units:
+            item = BenchItem.from_parent(self, name=unit.name, callobj=unit.body)
+            item.bench_label = unit.label
+            for name, value in unit.attributes.items():
+                setattr(item, name, value)
+            for marker in unit.markers:
+                item.add_marker(marker)
+            items.append(item)
+        return items
+
+
+def hand_over(item: pytest.Item, handover: Handover) -> None:
+    """Called by a body once its unit is measured."""
+    item.stash[HANDOVER_KEY] = handover
+    if handover.section is not None:
+        item.add_report_section("call", *handover.section)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    kind = parent.config.stash.get(KIND_KEY, None)
+    if kind is None:
+        return None
+    units = kind.files().get(file_path.resolve())
+    if units is None:
+        return None
+    return BenchFile.from_parent(parent, path=file_path, units=units)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    handover = item.stash.get(HANDOVER_KEY, None)
+    if call.when == "call" and handover is not None:
+        for name, value in handover.attributes.items():
+            setattr(report, name, value)
+        if handover.status is not None:
+            report.bench_status = list(handover.status)
+        if handover.error_line is not None and report.passed:
+            report.longrepr = handover.error_line
+        if handover.junit is not None:
+            item.user_properties.append(handover.junit)
+    return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
+    shown = getattr(report, "bench_status", None)
+    if shown is None or report.when != "call" or not report.passed:
+        return None
+    category, letter, word = shown
+    return str(category), str(letter), tuple(word) if isinstance(word, list) else word
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    kind = node.config.stash.get(KIND_KEY, None)
+    if kind is not None:
+        node.workerinput.update(kind.worker_input())
+
+
+def _preflight(config: pytest.Config, names: list[str]) -> None:
+    kind = config.stash.get(KIND_KEY, None)
+    if kind is None or config.stash.get(_PREFLIGHTED_KEY, False):
+        return
+    config.stash[_PREFLIGHTED_KEY] = True
+    kind.preflight(names)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist the session's own items; under xdist the controller collects nothing."""
+    config = session.config
+    if not hasattr(config, "workerinput") and config.pluginmanager.get_plugin("dsession") is None:
+        _preflight(config, [item.name for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """The first worker's collection: every worker collects the same items."""
+    _preflight(node.config, [nodeid.rpartition("::")[2] for nodeid in ids])
+
+
+def partial_line(received: int, wanted: int, noun: str) -> str | None:
+    """The one rule every measurement publishes by: a partial run is never published."""
+    if received >= wanted:
+        return None
+    return f"not published: {received} of {wanted} {noun} ran, and a partial run is never published"
+
+
+__all__ = [
+    "HANDOVER_KEY",
+    "KIND_KEY",
+    "BenchFile",
+    "BenchItem",
+    "Handover",
+    "ItemKind",
+    "Unit",
+    "hand_over",
+    "partial_line",
+    "register_kind",
+]
