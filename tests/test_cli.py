@@ -14,8 +14,8 @@ import yaml
 
 from pytest_obelize_bench.cli import main
 from tests.helpers import casefile
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[1]
 CASES = PROJECT / "cases" / "cases.yaml"
 
 

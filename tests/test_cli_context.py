@@ -12,9 +12,8 @@ from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.records.review_drift import review_drift
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile, promotion_runs
+from tests.helpers.project import PROJECT
 from tests.helpers.runs import all_cases, make_run
-
-PROJECT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str) -> tuple[int, list[str]]:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "pytest_obelize_bench"
-LAYOUT = ROOT / "docs" / "reference" / "layout.md"
+from tests.helpers.project import PROJECT
+
+PACKAGE = PROJECT / "pytest_obelize_bench"
+LAYOUT = PROJECT / "docs" / "reference" / "layout.md"
 
 
 def layout_rows(page: str) -> dict[str, str]:
@@ -41,8 +42,8 @@ def package_modules() -> set[str]:
 def test_the_layout_page_names_every_module_once_with_its_role() -> None:
     rows = layout_rows(LAYOUT.read_text(encoding="utf-8"))
     modules = package_modules()
-    assert sorted(modules - set(rows)) == [], f"modules missing from {LAYOUT.relative_to(ROOT)}"
-    assert sorted(set(rows) - modules) == [], f"{LAYOUT.relative_to(ROOT)} names modules that do not exist"
+    assert sorted(modules - set(rows)) == [], f"modules missing from {LAYOUT.relative_to(PROJECT)}"
+    assert sorted(set(rows) - modules) == [], f"{LAYOUT.relative_to(PROJECT)} names modules that do not exist"
     assert [name for name, role in rows.items() if not role] == []
 
 
@@ -105,7 +106,7 @@ def test_the_import_contracts_hold() -> None:
     linter = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if linter is None:
         pytest.skip("import-linter is not installed (it is in the test extra)")
-    result = subprocess.run([linter], cwd=ROOT, capture_output=True, text=True, check=False)
+    result = subprocess.run([linter], cwd=PROJECT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout[-3000:]
 
 
@@ -125,7 +126,7 @@ def _imports(tree: ast.AST) -> list[str]:
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:
-    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+    modules = {".".join(p.relative_to(PROJECT).with_suffix("").parts).removesuffix(".__init__"): p
                for p in PACKAGE.rglob("*.py")}  # fmt: skip
     graph = {
         name: {m for m in _imports(ast.parse(path.read_text(encoding="utf-8"))) if m in modules and m != name}

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pytest_obelize_bench._util.clock import utc_now
+
 
 @contextmanager
 def exclusive_lock(path: Path) -> Iterator[None]:
@@ -55,7 +57,7 @@ def holder_lock(path: Path, what: str, wait: float = DEFAULT_WAIT_S) -> Iterator
                     holder = os.pread(fd, 500, 0).decode("utf-8", "replace").strip() or "an unknown process"
                     raise LockBusy(f"{what} is locked by {holder} ({path}); gave up after {wait:g}s") from None
                 time.sleep(0.05)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        stamp = utc_now()
         command = " ".join(sys.argv)[:200]
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} ({command}) since {stamp}\n".encode(), 0)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.isolation.sandbox_probe import Settings
 from pytest_obelize_bench.tool.info import ToolInfo
@@ -21,9 +22,7 @@ from pytest_obelize_bench.tool.packs import PackInfo
 WORKERINPUT_KEY = "obelize_bench_context"
 
 
-class RoundContext(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class RoundContext(FrozenModel):
     mode: Literal["round", "fixtures"]
     round: int | None
     project_root: str
@@ -40,10 +39,10 @@ class RoundContext(BaseModel):
     #: the obelize under test (None when the session resolved none: ``--collect-only``)
     tool: ToolInfo | None = None
     #: what the tool says of each pack the round's cases use, by pack name
-    packs: dict[str, PackInfo] = {}
+    packs: dict[str, PackInfo] = Field(default_factory=dict)
     harness: HarnessInfo = HarnessInfo()
     #: seconds per step name (``limits.DEFAULT_LIMITS`` with ``--bench-step-timeout`` over them)
-    step_limits: dict[str, float] = {}
+    step_limits: dict[str, float] = Field(default_factory=dict)
     #: probed once on the controller, never again on a worker.
     sandbox: Settings = Settings()
     # -- workers on other machines (remote.py) --

@@ -32,11 +32,11 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.caps import REQUIREMENTS_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.clock import UTC_FORMAT, utc_now
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file
 
 _PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9][A-Za-z0-9.+!_-]*")
-_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MARKS_DIR = "env-marks"
 #: The largest requirements file whose content an environment key covers.
 REQUIREMENTS_CAP = REQUIREMENTS_BYTES
@@ -137,8 +137,8 @@ def environment_key(
 def resolved_after(mark_text: str, exclude_newer: str) -> bool:
     """Whether a mark's online install ran at or after ``exclude_newer`` (so its pages are complete)."""
     try:
-        at = datetime.strptime(json.loads(mark_text)["at"], _FORMAT).replace(tzinfo=UTC)
-        cutoff = datetime.strptime(exclude_newer, _FORMAT).replace(tzinfo=UTC)
+        at = datetime.strptime(json.loads(mark_text)["at"], UTC_FORMAT).replace(tzinfo=UTC)
+        cutoff = datetime.strptime(exclude_newer, UTC_FORMAT).replace(tzinfo=UTC)
     except (ValueError, KeyError, TypeError):
         return False
     return at >= cutoff
@@ -174,10 +174,6 @@ class Marks:
             temporary = path.with_suffix(f".{os.getpid()}.tmp")
             temporary.write_text(json.dumps({"at": at}) + "\n", encoding="utf-8")
             os.replace(temporary, path)
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).strftime(_FORMAT)
 
 
 def reuse_install(install: Callable[[bool], str], *, marks: Marks, key: str | None, exclude_newer: str | None) -> str:

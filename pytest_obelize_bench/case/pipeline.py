@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -21,6 +20,7 @@ from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.run import CaseRun
 from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.casefile.schema import Review
 from pytest_obelize_bench.isolation.policy import Step
 from pytest_obelize_bench.isolation.sandbox import SandboxExecutor, case_layout, harness_paths
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.isolation.executor import Executor
     from pytest_obelize_bench.isolation.workspace import Workspace
 
+from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench.grading.attempts import attempt_stem
 from pytest_obelize_bench.grading.record import (
     ErrorInfo,
@@ -43,10 +44,6 @@ from pytest_obelize_bench.grading.record import (
 #: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish: the one cap
 #: their readers use, so whatever a case publishes can be read back.
 MAX_GRADED_FACTS_BYTES = GRADED_FACTS_BYTES
-
-
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def sandbox_for_case(
@@ -84,10 +81,18 @@ def sandbox_for_case(
 # -- stages (the fixtures call these) ---------------------------------------------------
 
 
-def start_case(case: Case, context: RoundContext, attempt: int = 1) -> CaseRun:
+def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: ReviewBook | None = None) -> CaseRun:
     from pytest_obelize_bench.case.kinds import kind_for
 
-    run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
+    own = case.origin == "fixture"  # a fixture's answers are in its own reviews.yaml
+    run = CaseRun(
+        case=case,
+        context=context,
+        run_at=utc_now(),
+        kind=kind_for(context),
+        attempt_number=attempt,
+        reviews=None if own else reviews,
+    )
 
     def stage() -> None:
         from pytest_obelize_bench.case.environment import UNSANDBOXED_LINKS
@@ -245,10 +250,12 @@ def patch_review(run: CaseRun) -> Review | None:
     from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, review_for, reviews_for_case
 
     context = run.context
-    try:
-        book = load_reviews(reviews_for_case(run.case, Path(context.cases_path), context.round))
-    except ReviewFileError:
-        return None
+    book = run.reviews
+    if book is None:
+        try:
+            book = load_reviews(reviews_for_case(run.case, Path(context.cases_path), context.round))
+        except ReviewFileError:
+            return None
     return review_for(book, run.case.id, run.patch_sha256)
 
 

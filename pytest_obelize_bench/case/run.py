@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.grading.record import Record, SuiteResult
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class CaseRun:
     #: what kind of case this is: how it is checked out, given a venv and judged.
     kind: CaseKind
     attempt_number: int = 1
+    #: the round's reviews as the session read them once; None: this case reads its own file (a
+    #: fixture's ``reviews.yaml``) when its patch is graded
+    reviews: ReviewBook | None = None
     workspace: Workspace | None = None
     runner: StepRunner | None = None
     elider: Elider | None = None

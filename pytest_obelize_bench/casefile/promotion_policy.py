@@ -12,11 +12,12 @@ import hashlib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import POLICY_BYTES
 from pytest_obelize_bench._util.documents import parse_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted, read_untrusted
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench._util.validation import problem_text
 
 __all__ = [
@@ -41,11 +42,7 @@ class PolicyError(ValueError):
     """A policy file that cannot be used: one line naming the file and the field."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Efficiency(_Strict):
+class Efficiency(FrozenModel):
     """Runtime decides only at equal quality: per case the median over its attempts."""
 
     min_median_improvement_pct: float = Field(default=5.0, ge=0.0)
@@ -53,14 +50,14 @@ class Efficiency(_Strict):
     max_ungated_case_regression_pct: float = Field(default=100.0, ge=0.0)
 
 
-class RowsRule(_Strict):
+class RowsRule(FrozenModel):
     """Rows migrated decide only at equal resolution, and never from one row."""
 
     min_margin: float = Field(default=2.0, gt=0.0)
     max_case_regressions: int = Field(default=0, ge=0)
 
 
-class Policy(_Strict):
+class Policy(FrozenModel):
     schema_version: Literal[2, 3] = 3
     #: The primary metric every per-case rule reads (``metrics.py``).
     metric: MetricName = "verified_success"

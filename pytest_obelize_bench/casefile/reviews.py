@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench._util.validation import describe
 from pytest_obelize_bench.casefile.schema import Case, Review
 
@@ -42,12 +43,11 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class ReviewFileError(ValueError):
-    """A review file that cannot be used: one line naming the file, the case and the field."""
+    """A reviewer's file that cannot be used (a round's reviews, the comparison's, the error analysis's):
+    one line naming the file, the case or row, and the field."""
 
 
-class ReviewEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ReviewEntry(FrozenModel):
     case: str = Field(min_length=1)
     patch_sha256: str = Field(pattern=_SHA256.pattern)
     human_edits: int | None = Field(default=None, ge=0)
@@ -56,10 +56,8 @@ class ReviewEntry(BaseModel):
     reviewed_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
 
 
-class _ReviewFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    reviews: list[ReviewEntry] = []
+class _ReviewFile(FrozenModel):
+    reviews: list[ReviewEntry] = Field(default_factory=list)
 
 
 ReviewBook = dict[tuple[str, str], Review]

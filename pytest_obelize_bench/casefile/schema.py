@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_obelize_bench._util.strict_model import StrictModel, StrictRow
+
 ACTIONABLE_KINDS: frozenset[str] = frozenset({"import", "call", "method_call", "attribute"})
 SPLITS = ("dev", "holdout")
 CONTROL_SHAPES = ("already-migrated", "vertex-generative-models", "vertex-preview", "docs-mention")
@@ -36,12 +38,7 @@ ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
-class _Row(BaseModel):
-    # strict: YAML already gives native types, so a coercion (true read as 1) is a mistake in the file.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class CallSite(_Row):
+class CallSite(StrictRow):
     path: str
     line: int = Field(ge=1)
     kind: Literal["import", "call", "method_call", "attribute", "dynamic"]
@@ -50,7 +47,7 @@ class CallSite(_Row):
     why: str | None = None
 
 
-class ManifestRow(_Row):
+class ManifestRow(StrictRow):
     path: str
     line: int = Field(ge=1)
     symbol: str
@@ -58,35 +55,35 @@ class ManifestRow(_Row):
     why: str | None = None
 
 
-class ForbiddenPosition(_Row):
+class ForbiddenPosition(StrictRow):
     path: str
     line: int = Field(ge=1)
     why: str
 
 
-class GroundTruth(_Row):
+class GroundTruth(StrictRow):
     what_it_is: str = ""
-    files_read: list[str] = []
-    call_sites: list[CallSite] = []
-    manifests: list[ManifestRow] = []
-    must_not_report: list[ForbiddenPosition] = []
+    files_read: list[str] = Field(default_factory=list)
+    call_sites: list[CallSite] = Field(default_factory=list)
+    manifests: list[ManifestRow] = Field(default_factory=list)
+    must_not_report: list[ForbiddenPosition] = Field(default_factory=list)
     tests_cover_change: bool = False
     tests_cover_change_why: str = ""
 
 
-class Review(_Row):
+class Review(StrictRow):
     human_edits: int | None = Field(default=None, ge=0)
     patch_correct: bool | None = None
     reviewer: str | None = None
     reviewed_at: str | None = None
 
 
-class Retired(_Row):
+class Retired(StrictRow):
     reason: str = Field(min_length=1)
     round: int = Field(ge=1)
 
 
-class CaseRow(_Row):
+class CaseRow(StrictRow):
     id: str
     provider: str
     change: str
@@ -100,7 +97,7 @@ class CaseRow(_Row):
     split: str
     pattern_key: list[str]
     python: str
-    install: list[str] = []
+    install: list[str] = Field(default_factory=list)
     test_cmd: str | None = None
     tests_require_network: bool = False
     has_test_files: bool | None = None
@@ -112,7 +109,7 @@ class CaseRow(_Row):
     retired: Retired | None = None
 
 
-class ControlRow(_Row):
+class ControlRow(StrictRow):
     control: str
     shape: str
     full_name: str
@@ -132,7 +129,7 @@ class ControlRow(_Row):
     retired: Retired | None = None
 
 
-class SplitMove(_Row):
+class SplitMove(StrictRow):
     case: str
     from_split: str
     to_split: str
@@ -140,13 +137,13 @@ class SplitMove(_Row):
     reason: str = Field(min_length=1)
 
 
-class FixtureRow(_Row):
+class FixtureRow(StrictRow):
     id: str
     origin: Literal["fixture"] = "fixture"
     control: bool = False
     provider: str
     change: str
-    install: list[str] = []
+    install: list[str] = Field(default_factory=list)
     test_cmd: str | None = None
     tests_require_network: bool = False
     review: Review | None = None
@@ -154,8 +151,8 @@ class FixtureRow(_Row):
     notes: str = ""
 
 
-class _FileHead(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class _FileHead(StrictModel):
+    model_config = ConfigDict(strict=True)
     round: int = Field(ge=1)
     reviewer: str
     reviewed_at: str
@@ -164,9 +161,9 @@ class _FileHead(BaseModel):
     corpus: str | None = None
     draws: str | None = None
     scans: list[str] | None = None
-    split_moves: list[SplitMove] = []
+    split_moves: list[SplitMove] = Field(default_factory=list)
     cases: list[Any]
-    controls: list[Any] = []
+    controls: list[Any] = Field(default_factory=list)
 
 
 class Case(BaseModel):

@@ -18,11 +18,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from pytest_obelize_bench._util.caps import ARM_FILE_BYTES, GUIDE_BYTES, PROMPT_BYTES
 from pytest_obelize_bench._util.documents import parse_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import problem_text
 
 MAX_ARM_BYTES = ARM_FILE_BYTES
@@ -37,17 +38,13 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STEP_OWNED = frozenset({"HOME", "TMPDIR", "PATH"})
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class GuideSnapshot(_Model):
+class GuideSnapshot(StrictModel):
     file: str = Field(min_length=1)
     url: str = Field(pattern=r"^https?://")
     fetched_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
-class ArmFile(_Model):
+class ArmFile(StrictModel):
     name: str = Field(default="general_agent", pattern=r"^[a-z][a-z0-9_]*$")
     command: list[str] = Field(min_length=1)
     guide: GuideSnapshot

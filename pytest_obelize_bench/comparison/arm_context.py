@@ -5,8 +5,7 @@ A worker validates it once, when it starts, instead of each case reading keys ou
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.comparison.arm import ArmFile
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
@@ -16,9 +15,7 @@ from pytest_obelize_bench.tool.info import ToolInfo
 WORKERINPUT_KEY = "obelize_bench_compare"
 
 
-class ComparisonContext(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ComparisonContext(FrozenModel):
     round: int
     arm: ArmFile
     arm_sha256: str

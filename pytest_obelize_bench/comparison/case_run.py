@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.agent_steps import (
     Blind,
@@ -225,7 +225,7 @@ def build_record(
     return ComparisonRecord(
         schema_version=1,
         round=ctx.round,
-        prepared_at=prepared_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        prepared_at=prepared_at or utc_now(),
         arms=sorted([ctx.arm.name, OBELIZE]),
         guide=Guide(url=guide.url, fetched_at=guide.fetched_at, sha256=ctx.guide_sha256, bytes=ctx.guide_bytes),
         cases=dict(sorted(rows.items())),

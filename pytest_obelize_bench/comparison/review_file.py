@@ -11,31 +11,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import REVIEW_BYTES
 from pytest_obelize_bench._util.documents import read_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import field_path, message_of
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
 from pytest_obelize_bench.comparison.rows import OBELIZE, ComparisonRecord
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class WrongEdit(_Model):
+class WrongEdit(StrictModel):
     path: str = Field(min_length=1)
     line: int | None = Field(default=None, ge=1)
     why: str = Field(min_length=1)
 
 
-class ArmReview(_Model):
+class ArmReview(StrictModel):
     reviewed: str = Field(min_length=1)
     wrong: list[WrongEdit] = Field(default_factory=list)
 
 
-class ReviewFile(_Model):
+class ReviewFile(StrictModel):
     round: int = Field(ge=1)
     reviewer: str
     reviewed_at: str
@@ -43,10 +41,6 @@ class ReviewFile(_Model):
 
     def of(self, arm: str, case: str) -> ArmReview | None:
         return self.reviews.get(arm, {}).get(case)
-
-
-class ReviewFileError(ValueError):
-    """A review file that cannot be read, in one line."""
 
 
 def review_path(cases_dir: Path, n: int) -> Path:

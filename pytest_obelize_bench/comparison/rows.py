@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import field_path, message_of
 from pytest_obelize_bench.grading.record import SuiteResult
 
@@ -30,11 +31,7 @@ BASE = "base"
 Finding = tuple[str, int, str, str | None]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Change(_Model):
+class Change(StrictModel):
     """One line of ``git diff --numstat`` against the pin (null counts for a binary file)."""
 
     path: str
@@ -43,7 +40,7 @@ class Change(_Model):
     status: str
 
 
-class Guide(_Model):
+class Guide(StrictModel):
     """The guide snapshot the agent was given: where it came from, when, and its digest."""
 
     url: str
@@ -57,7 +54,7 @@ class Guide(_Model):
     bytes: int | None = None
 
 
-class Repeat(_Model):
+class Repeat(StrictModel):
     """A second run of the agent from the same bytes in a fresh tree."""
 
     changes: list[Change]
@@ -67,7 +64,7 @@ class Repeat(_Model):
     runtime_seconds: float | None
 
 
-class ArmError(_Model):
+class ArmError(StrictModel):
     """What stopped an arm on one case: the case measured nothing for that arm."""
 
     arm: str
@@ -76,7 +73,7 @@ class ArmError(_Model):
     detail: str = ""
 
 
-class ObelizePass(_Model):
+class ObelizePass(StrictModel):
     """Obelize's own pass in this harness (upstream's record kept only its changes)."""
 
     runtime_seconds: float | None = None
@@ -88,7 +85,7 @@ class ObelizePass(_Model):
     tests_after: SuiteResult | None = None
 
 
-class TestsAfter(_Model):
+class TestsAfter(StrictModel):
     """The agent tree's suite, as step 8 runs obelize's."""
 
     status: Literal["pass", "fail", "inconclusive", "not_run"]
@@ -101,7 +98,7 @@ class TestsAfter(_Model):
         return SuiteResult(status=self.status, passed=self.passed, failed=self.failed, skipped=self.skipped)
 
 
-class CaseComparison(_Model):
+class CaseComparison(StrictModel):
     """One dev case: the agent's pass in upstream's fields, the three scans, obelize's changes."""
 
     slug: str
@@ -126,7 +123,7 @@ class CaseComparison(_Model):
     diffs: dict[str, str] = Field(default_factory=dict)
 
 
-class ComparisonRecord(_Model):
+class ComparisonRecord(StrictModel):
     schema_version: int
     round: int
     prepared_at: str

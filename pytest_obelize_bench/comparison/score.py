@@ -22,14 +22,7 @@ from pytest_obelize_bench._util.stats import Rate, rate_of, rate_over_clusters
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.rows import Finding
 from pytest_obelize_bench.grading.record import SuiteResult, Tier
-from pytest_obelize_bench.grading.tiers import (
-    CAP_FLAGGED,
-    CAP_MANUAL,
-    CAP_NO_TEST,
-    CAP_NOT_COVERED,
-    CAP_NOTHING,
-    CAP_RETIRED,
-)
+from pytest_obelize_bench.grading.tiers import ceiling
 
 #: (path, kind, symbol): what a scan row and a key row are matched on.
 Triple = tuple[str, str, str | None]
@@ -135,25 +128,6 @@ class ArmCase:
     error: str | None
 
 
-def arm_ceiling(case: Case, *, rules: bool) -> str | None:
-    """What caps an arm on a case before it runs; a manual or flagged row caps only the rules."""
-    truth = case.ground_truth
-    if case.retired is not None:
-        return CAP_RETIRED
-    labels = [row.label for row in truth.call_sites] + [row.label for row in truth.manifests]
-    if not labels:
-        return CAP_NOTHING
-    if case.test_cmd is None:
-        return CAP_NO_TEST
-    if not truth.tests_cover_change:
-        return CAP_NOT_COVERED
-    if rules and any(label != "auto" for label in labels):
-        return CAP_MANUAL
-    if rules and any(row.kind == "dynamic" for row in truth.call_sites):
-        return CAP_FLAGGED
-    return None
-
-
 def comparison_tier(
     *,
     error: str | None,
@@ -194,7 +168,7 @@ def score_arm(
             case=case.id, key_rows=len(key), seen=0, cleared=0, left=len(key), added=0,
             corrections=len(key) + arm.rejected, files=len(arm.changed),
             files_off_key=len(set(arm.changed) - key_paths), runtime_seconds=arm.runtime_seconds,
-            tier="error", ceiling=arm_ceiling(case, rules=rules), error=reason,
+            tier="error", ceiling=ceiling(case, reviewed=None, rules=rules), error=reason,
         )  # fmt: skip
     rows = cleared_rows(key, base, arm.findings, arm.missing_key_files)
     after = arm.tests_after or SuiteResult()
@@ -220,7 +194,7 @@ def score_arm(
         files_off_key=len(set(arm.changed) - key_paths),
         runtime_seconds=arm.runtime_seconds,
         tier=tier,
-        ceiling=arm_ceiling(case, rules=rules),
+        ceiling=ceiling(case, reviewed=None, rules=rules),
         error=None,
     )
 
@@ -284,7 +258,6 @@ __all__ = [
     "ArmTotals",
     "Cleared",
     "Triple",
-    "arm_ceiling",
     "arm_totals",
     "case_accuracy",
     "cleared_rows",

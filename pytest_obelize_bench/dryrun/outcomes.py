@@ -20,10 +20,11 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import row_problem
 from pytest_obelize_bench.measure.frame import OUTCOMES, Outcome
 
@@ -53,18 +54,14 @@ def pack_slug(pack: str) -> str:
     return pack.replace("/", "__")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class WithheldRow(_Strict):
+class WithheldRow(StrictRow):
     path: str
     line: int = Field(ge=1)
     symbol: str | None
     bail: str
 
 
-class DryRunRecord(_Strict):
+class DryRunRecord(StrictRow):
     """One repository of the frame. ``outcome`` is null exactly when ``error`` says why."""
 
     full_name: str
@@ -74,13 +71,13 @@ class DryRunRecord(_Strict):
     files_planned: int | None = Field(default=None, ge=0)
     blocked: str | None = None
     usages: int | None = Field(default=None, ge=0)
-    withheld: list[WithheldRow] = []
+    withheld: list[WithheldRow] = Field(default_factory=list)
     exit_code: int | None = None
     seconds: float | None = None
     error: str | None = None
 
 
-class DryRunDocument(_Strict):
+class DryRunDocument(StrictRow):
     pack: str
     frame: str
     term: str

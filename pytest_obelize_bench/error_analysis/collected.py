@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
+from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 
@@ -27,11 +28,7 @@ SCHEMA_VERSION: Literal[1] = 1
 MAX_COLLECTED_BYTES = COLLECTED_ERRORS_BYTES
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class CollectedFinding(_Strict):
+class CollectedFinding(StrictRow):
     """A findings.json row reduced to positions and codes; never ``evidence``, which can quote code."""
 
     path: str
@@ -43,7 +40,7 @@ class CollectedFinding(_Strict):
     confidence_reason: str | None
 
 
-class CollectedWithheld(_Strict):
+class CollectedWithheld(StrictRow):
     """A run.json ``withheld[]`` row; ``caused_by`` names what kept a file back (F-1)."""
 
     path: str
@@ -53,7 +50,7 @@ class CollectedWithheld(_Strict):
     caused_by: list[str] | None
 
 
-class CollectedCase(_Strict):
+class CollectedCase(StrictRow):
     run_id: str
     exit_code: int | None
     #: ``[path, line]`` of every applied edit, sorted.
@@ -62,7 +59,7 @@ class CollectedCase(_Strict):
     withheld: list[CollectedWithheld]
 
 
-class CollectedRound(_Strict):
+class CollectedRound(StrictRow):
     round: int = Field(ge=1)
     schema_version: Literal[1]
     obelize_version: list[str]

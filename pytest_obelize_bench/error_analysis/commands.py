@@ -17,7 +17,9 @@ from typing import Any, TextIO
 
 from pytest_obelize_bench._util.safe_io import read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import Case, CaseFileError, load_case_file
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
 from pytest_obelize_bench.error_analysis.block import (
+    ErrorFigures,
     error_figures,
     figures_dict,
     render_errors_block,
@@ -33,7 +35,6 @@ from pytest_obelize_bench.error_analysis.collected import (
 )
 from pytest_obelize_bench.error_analysis.review import (
     ReviewFile,
-    ReviewFileError,
     read_review,
     review_path,
 )
@@ -197,20 +198,21 @@ def load_analysis(
     return analyse(number, chosen, collected, _misses(review), unexpected), review
 
 
-def error_section(results_dir: Path, cases_dir: Path, number: int, cases: Sequence[Case]) -> str:
-    """The error-analysis text of round ``number``'s block, starting with a blank line; empty
-    when the round has no collected file (``errors check`` is what insists on one)."""
+def round_error_figures(results_dir: Path, cases_dir: Path, number: int, cases: Sequence[Case]) -> ErrorFigures | None:
+    """Round ``number``'s error-analysis figures, analysed once for its block and its summary.json;
+    None when the round has no collected file (``errors check`` is what insists on one)."""
     loaded = load_analysis(results_dir, cases_dir, number, cases)
-    if loaded is None:
-        return ""
-    analysis, review = loaded
-    return "\n\n" + render_errors_block(number, error_figures(analysis, review))
+    return None if loaded is None else error_figures(*loaded)
 
 
-def error_summary(results_dir: Path, cases_dir: Path, number: int, cases: Sequence[Case]) -> dict[str, Any] | None:
+def error_section(number: int, figures: ErrorFigures | None) -> str:
+    """The error-analysis text of round ``number``'s block, starting with a blank line; empty without figures."""
+    return "" if figures is None else "\n\n" + render_errors_block(number, figures)
+
+
+def error_summary(figures: ErrorFigures | None) -> dict[str, Any] | None:
     """The figures summary.json carries under ``error_analysis``; None without a collected file."""
-    loaded = load_analysis(results_dir, cases_dir, number, cases)
-    return None if loaded is None else figures_dict(error_figures(*loaded))
+    return None if figures is None else figures_dict(figures)
 
 
 def summary_json_problem(results_dir: Path, number: int, figures: dict[str, Any] | None, *, write: bool) -> str | None:

@@ -13,11 +13,13 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from pytest_obelize_bench._util.caps import REVIEW_BYTES
 from pytest_obelize_bench._util.documents import parse_yaml, validated
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.strict_model import FrozenModel
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
 
 CauseClass = Literal["withheld", "derived", "missed", "unexpected"]
 Disposition = Literal["rule_change", "scan_change", "limitation"]
@@ -39,8 +41,8 @@ RECORDED_TEXT: dict[str, str] = {
 MAX_REVIEW_BYTES = REVIEW_BYTES
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+class _Model(FrozenModel):
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class Cause(_Model):
@@ -64,13 +66,9 @@ class ReviewFile(_Model):
     reviewed_at: str
     record: str
     causes: dict[str, Cause]
-    misses: list[Miss] = []
+    misses: list[Miss] = Field(default_factory=list)
     #: ``"<case>:<path>:<line>"`` of a finding no key row claims, to its cause.
-    unexpected: dict[str, str] = {}
-
-
-class ReviewFileError(ValueError):
-    """A reviewer file that cannot be read; the message is one line naming the file and field."""
+    unexpected: dict[str, str] = Field(default_factory=dict)
 
 
 def review_path(cases_dir: Path, number: int) -> Path:

@@ -10,19 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench.measure.frame import Frame, read_yaml, validation_lines
 
 ACTIONABLE_KINDS: tuple[str, ...] = ("import", "call", "method_call", "attribute")
 OTHER_KINDS: tuple[str, ...] = ("text_mention", "manifest", "dynamic", "star_import", "parse_error")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class CallSite(_Strict):
+class CallSite(StrictRow):
     path: str = Field(min_length=1)
     line: int = Field(ge=1)
     kind: Literal["import", "call", "method_call", "attribute"]
@@ -30,7 +27,7 @@ class CallSite(_Strict):
     note: str | None = None
 
 
-class OtherRow(_Strict):
+class OtherRow(StrictRow):
     path: str = Field(min_length=1)
     line: int = Field(ge=1)
     kind: Literal["text_mention", "manifest", "dynamic", "star_import", "parse_error"]
@@ -38,13 +35,13 @@ class OtherRow(_Strict):
     note: str | None = None
 
 
-class Forbidden(_Strict):
+class Forbidden(StrictRow):
     path: str = Field(min_length=1)
     line: int = Field(ge=1)
     why: str = Field(min_length=1)
 
 
-class AnswerKey(_Strict):
+class AnswerKey(StrictRow):
     repository: str
     url: str
     sha: str = Field(pattern=r"^[0-9a-f]{40}$")
@@ -55,8 +52,8 @@ class AnswerKey(_Strict):
     what_it_is: str = Field(min_length=1)
     files_read: list[str] = Field(min_length=1)
     call_sites: list[CallSite]
-    expected_other: list[OtherRow] = []
-    must_not_report: list[Forbidden] = []
+    expected_other: list[OtherRow] = Field(default_factory=list)
+    must_not_report: list[Forbidden] = Field(default_factory=list)
     notes: str = ""
 
     @model_validator(mode="after")

@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.grading.attempts import parse_stem, record_file_name
 
 SCHEMA_VERSION = 3
@@ -30,9 +31,9 @@ Tier = Literal["error", "wrong", "unsupported", "partial", "verified_success", "
 SuiteStatus = Literal["pass", "fail", "inconclusive", "not_run"]
 
 
-class _Model(BaseModel):
+class _Model(StrictModel):
     # Each field's docstring is its description, which the record reference (docs/) is generated from.
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
 
 class SuiteResult(_Model):
@@ -196,7 +197,7 @@ class Record(_Model):
     """what failed, when the tier is error"""
     measurements: Measurements
     """the protocol's per-case result fields"""
-    steps: list[StepRecord] = []
+    steps: list[StepRecord] = Field(default_factory=list)
     """every step run, in order"""
     provenance: Provenance = Provenance()
     """what ran, where and as of when"""

@@ -82,10 +82,13 @@ def control_held(error: ErrorInfo | None, m: Measurements) -> bool | None:
     return True
 
 
-def ceiling(case: Case, *, reviewed: bool) -> str | None:
-    """What caps a case below ``verified_success`` from its key, None if nothing. ``reviewed`` says
-    whether a review answers for the patch in question (answers are keyed to patches, so a
-    case has none before its patch is written and reviewed)."""
+def ceiling(case: Case, *, reviewed: bool | None, rules: bool = True) -> str | None:
+    """What caps a case below ``verified_success`` from its key, None if nothing.
+
+    ``reviewed`` says whether a review answers for the patch in question (answers are keyed to
+    patches, so a case has none before its patch is written and reviewed); None where no review is
+    asked for (the comparison scores its arms by scan). ``rules`` False is the ceiling of an arm that
+    is not a rule engine: a manual or flagged row caps only the rules, not an agent."""
     truth = case.ground_truth
     if case.control:
         return CAP_CONTROL
@@ -98,11 +101,11 @@ def ceiling(case: Case, *, reviewed: bool) -> str | None:
         return CAP_NO_TEST
     if not truth.tests_cover_change:
         return CAP_NOT_COVERED
-    if any(label != "auto" for label in labels):
+    if rules and any(label != "auto" for label in labels):
         return CAP_MANUAL
-    if any(row.kind == "dynamic" for row in truth.call_sites):
+    if rules and any(row.kind == "dynamic" for row in truth.call_sites):
         return CAP_FLAGGED
-    if not reviewed:
+    if reviewed is False:
         return CAP_UNREVIEWED
     return None
 

@@ -47,22 +47,23 @@ class Policy:
     overlays: tuple[tuple[tuple[Path, ...], Path, Path, Path], ...] = ()
 
 
-def _depth(path: Path) -> tuple[int, str]:
+def depth_order(path: Path) -> tuple[int, str]:
+    """Parents before children: a mount below another must come after it."""
     return len(path.parts), os.fspath(path)
 
 
-def _unique(paths: Iterable[Path]) -> list[Path]:
+def unique_by_depth(paths: Iterable[Path]) -> list[Path]:
     seen: list[Path] = []
     for path in paths:
         if path not in seen:
             seen.append(path)
-    return sorted(seen, key=_depth)
+    return sorted(seen, key=depth_order)
 
 
 def _outermost(paths: Iterable[Path]) -> list[Path]:
     """``paths`` without those inside another of them, parents first."""
     kept: list[Path] = []
-    for path in _unique(paths):
+    for path in unique_by_depth(paths):
         if not _under(path, kept):
             kept.append(path)
     return kept
@@ -98,7 +99,7 @@ def bwrap_argv(
     def reveals(path: Path) -> bool:  # binding it would uncover a hidden folder
         return any(_under(each, [path]) for each in hidden)
 
-    writable = [p for p in _unique(policy.writable) if exists(p) and not reveals(p)]
+    writable = [p for p in unique_by_depth(policy.writable) if exists(p) and not reveals(p)]
     read_only = _outermost(
         p for p in policy.read_only if exists(p) and _under(p, covered) and not _under(p, writable) and not reveals(p)
     )
@@ -109,7 +110,7 @@ def bwrap_argv(
         args += ["--tmpfs", os.fspath(path)]
     for path in read_only:
         args += ["--ro-bind", os.fspath(path), os.fspath(path)]
-    for path in _unique(policy.masked):
+    for path in unique_by_depth(policy.masked):
         if exists(path) and not is_dir(path) and not _under(path, covered):
             args += ["--ro-bind", os.devnull, os.fspath(path)]
     for path in writable:
@@ -130,4 +131,11 @@ def bwrap_argv(
     return args
 
 
-__all__ = ["SCRATCH_TMP_BYTES", "Policy", "bwrap_argv", "namespace_flags"]
+__all__ = [
+    "SCRATCH_TMP_BYTES",
+    "Policy",
+    "bwrap_argv",
+    "depth_order",
+    "namespace_flags",
+    "unique_by_depth",
+]

@@ -33,11 +33,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pytest_obelize_bench.isolation.bwrap import SCRATCH_TMP_BYTES, Policy, bwrap_argv, namespace_flags
+from pytest_obelize_bench.isolation.bwrap import (
+    SCRATCH_TMP_BYTES,
+    Policy,
+    bwrap_argv,
+    namespace_flags,
+    unique_by_depth,
+)
 from pytest_obelize_bench.isolation.executor import Completed, Executor
 from pytest_obelize_bench.isolation.policy import PACKAGE_CACHES
 from pytest_obelize_bench.isolation.sandbox_probe import (
@@ -69,18 +75,6 @@ SYSTEM_HIDDEN: tuple[str, ...] = ("/run", "/etc/ssh")
 SYSTEM_MASKED: tuple[str, ...] = ("/etc/shadow", "/etc/gshadow")
 
 
-def _depth(path: Path) -> tuple[int, str]:
-    return len(path.parts), os.fspath(path)
-
-
-def _unique(paths: Iterable[Path]) -> list[Path]:
-    seen: list[Path] = []
-    for path in paths:
-        if path not in seen:
-            seen.append(path)
-    return sorted(seen, key=_depth)
-
-
 def _real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(os.fspath(path)))
 
@@ -99,7 +93,7 @@ def interpreter_roots(python: Path) -> list[Path]:
     real = _real(python)
     if not real.is_file():
         return []
-    return _unique(roots)
+    return unique_by_depth(roots)
 
 
 @dataclass(frozen=True)
@@ -278,7 +272,7 @@ def harness_paths(
         results=_real(results),
         work_root=_real(work_root),
         package=_real(Path(__file__).parent.parent),
-        interpreters=tuple(_unique(_real(p) for p in interpreters)),
+        interpreters=tuple(unique_by_depth(_real(p) for p in interpreters)),
         programs=(_real(uv_binary()),),
         extra=tuple(extra),
     )

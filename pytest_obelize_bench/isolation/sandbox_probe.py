@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
 from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, inherited
@@ -190,10 +189,8 @@ def mounts_overlays(program: str, *, env: Mapping[str, str], timeout: float = PR
     return overlay_problem(program, env=env, timeout=timeout) is None
 
 
-class Settings(BaseModel):
+class Settings(FrozenModel):
     """The session's choice, handed to workers in the round context; ``{}`` is no sandbox."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: SandboxMode = "none"
     program: str | None = None

@@ -12,11 +12,12 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from pytest_obelize_bench._util import documents
 from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import describe
 from pytest_obelize_bench.casefile.cases import FULL_SHA
 
@@ -26,23 +27,19 @@ Outcome = Literal["blocked", "none", "held", "partial", "complete"]
 _FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class Band(_Strict):
+class Band(StrictRow):
     band: str
     population: int = Field(ge=0)
     allocated: int = Field(ge=0)
     drawn: int = Field(ge=0)
 
 
-class Rejected(_Strict):
+class Rejected(StrictRow):
     full_name: str
     reason: str = Field(min_length=1)
 
 
-class FrameRepository(_Strict):
+class FrameRepository(StrictRow):
     full_name: str = Field(pattern=_FULL_NAME.pattern)
     owner: str | None = None
     url: str | None = None
@@ -76,16 +73,16 @@ class FrameRepository(_Strict):
         return self.full_name.replace("/", "__")
 
 
-class Frame(_Strict):
+class Frame(StrictRow):
     queried_at: str | None = None
     term: str
     #: the pack a dry-run frame is drawn for; the Gate 1 sample names none.
     pack: str | None = None
-    bands: list[Band] = []
+    bands: list[Band] = Field(default_factory=list)
     population: int | None = Field(default=None, ge=0)
     size_cap_kb: int | None = Field(default=None, ge=0)
-    excluded_owners: list[str] = []
-    rejected: list[Rejected] = []
+    excluded_owners: list[str] = Field(default_factory=list)
+    rejected: list[Rejected] = Field(default_factory=list)
     repositories: list[FrameRepository] = Field(min_length=1)
 
     @property

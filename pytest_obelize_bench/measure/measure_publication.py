@@ -17,25 +17,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
+from pytest_obelize_bench._util.documents import load_json
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME
 from pytest_obelize_bench.records.transaction import Journal
 
 NOTE_NAME = "publication.json"
+NOTE_BYTES = 1 << 20
 #: A published measurement document is at most this large (80 repositories' findings).
 DOCUMENT_CAP_BYTES = MEASURE_DOCUMENT_BYTES
 INFRA_FLAG = "--bench-publish-with-infra-errors"
 _FINISH = "run `obelize-bench summarize` to finish it"
 
 
-class MeasurementNote(BaseModel):
+class MeasurementNote(StrictModel):
     """``publication.json`` beside a published measurement: which session wrote which bytes."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: int = 1
     kind: Literal["session", "imported"] = "session"
@@ -100,11 +99,9 @@ def read_note(folder: Path) -> MeasurementNote | None:
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        return MeasurementNote.model_validate_json(read_untrusted_text(path, 1 << 20))
+        return load_json(path, MeasurementNote, NOTE_BYTES)
     except UntrustedFileError as exc:
-        raise ValueError(str(exc)) from None
-    except ValueError as exc:
-        raise ValueError(f"{path}: not a publication note: {str(exc).splitlines()[0]}") from None
+        raise ValueError(f"{path}: not a publication note: {exc.problem}") from None
 
 
 def note_problems(folder: Path, document: str, infrastructure: int) -> list[str]:

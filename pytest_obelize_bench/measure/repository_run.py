@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench.case.kinds import FIXTURE_COPY_IGNORE
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.isolation.policy import DEFAULT_LIMITS, MeasureStep
@@ -61,10 +60,8 @@ print(json.dumps(out))
 """
 
 
-class MeasureContext(BaseModel):
+class MeasureContext(FrozenModel):
     """What every worker of a Gate 1 or dry-run session shares, computed once on the controller."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: str  # "gate1" or "dryrun"
     pack: str

@@ -11,21 +11,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json, read_untrusted_text
+from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import row_problem
 
 #: Largest scan document read back (the published one is 256 KB).
 MAX_SCAN_DOCUMENT_BYTES = MEASURE_DOCUMENT_BYTES
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class ScanFinding(_Strict):
+class ScanFinding(StrictRow):
     path: str = Field(min_length=1)
     line: int = Field(ge=1)
     column: int = Field(ge=0)
@@ -37,7 +34,7 @@ class ScanFinding(_Strict):
     caused_by: list[str] | None = None
 
 
-class ScanCounts(_Strict):
+class ScanCounts(StrictRow):
     files_selected: int = Field(ge=0)
     files_parsed: int = Field(ge=0)
     findings: int = Field(ge=0)
@@ -47,7 +44,7 @@ class ScanCounts(_Strict):
     not_a_usage: int = Field(ge=0)
 
 
-class Runtime(_Strict):
+class Runtime(StrictRow):
     """What the repository declares about its Python (null: it declares nothing)."""
 
     declared: str | None
@@ -55,7 +52,7 @@ class Runtime(_Strict):
     blocked: bool
 
 
-class ScannedRepository(_Strict):
+class ScannedRepository(StrictRow):
     full_name: str
     sha: str | None
     band: str
@@ -67,7 +64,7 @@ class ScannedRepository(_Strict):
     error: str | None = None
 
 
-class ScanDocument(_Strict):
+class ScanDocument(StrictRow):
     obelize_version: str | None
     pack: str
     pack_sha256: str | None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_obelize_bench._util.caps import POLICY_BYTES
+from pytest_obelize_bench._util.clock import UTC_FORMAT
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.promotion.case_view import SideFigures
@@ -92,7 +93,7 @@ def _document(
         **decision.as_dict(),
         "schema_version": DECISION_SCHEMA_VERSION,
         "kind": "obelize-bench promotion decision",
-        "evaluated_at": evaluated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "evaluated_at": evaluated_at.strftime(UTC_FORMAT),
         "policy": {"path": str(policy_path), "values": policy_values},
         "policy_sha256": policy_sha,
         "incumbent": incumbent.identity(),

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from pytest_obelize_bench._util.stats import rate_of, rate_over_clusters
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.casefile.promotion_policy import Policy
 from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts
 from pytest_obelize_bench.promotion.case_view import by_case, case_side
@@ -55,11 +54,7 @@ __all__ = [
 HISTORY_SCHEMA = 1
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CaseState(_Model):
+class CaseState(StrictModel):
     """One case under one release: its tier (worst attempt), rows migrated of its key's, its score."""
 
     tier: str
@@ -68,7 +63,7 @@ class CaseState(_Model):
     score: float | None
 
 
-class Release(_Model):
+class Release(StrictModel):
     label: str
     run: str
     tool_version: str | None
@@ -83,13 +78,13 @@ class Release(_Model):
     states: dict[str, CaseState]
 
 
-class CaseChange(_Model):
+class CaseChange(StrictModel):
     case: str
     before: CaseState
     after: CaseState
 
 
-class Step(_Model):
+class Step(StrictModel):
     """A release against the one before it."""
 
     before: str
@@ -100,12 +95,12 @@ class Step(_Model):
     failed_rules: list[str]
 
 
-class LeftOut(_Model):
+class LeftOut(StrictModel):
     run: str
     reason: str
 
 
-class HistoryDocument(_Model):
+class HistoryDocument(StrictModel):
     schema_version: int = HISTORY_SCHEMA
     round: int
     metric: str

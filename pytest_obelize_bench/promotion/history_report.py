@@ -16,8 +16,9 @@ from typing import Any, TextIO
 
 from pytest_obelize_bench._util.caps import POLICY_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.charts import RateChart, RatePoint, figures_section
+from pytest_obelize_bench._util.documents import load_json
 from pytest_obelize_bench._util.markdown import cell, table
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 from pytest_obelize_bench._util.stats import Rate
 from pytest_obelize_bench.promotion.history import (
     HISTORY_NAME,
@@ -108,11 +109,9 @@ def load_history(round_folder: Path) -> HistoryDocument | None:
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        return HistoryDocument.model_validate_json(read_untrusted_text(path, HISTORY_BYTES))
+        return load_json(path, HistoryDocument, HISTORY_BYTES)
     except UntrustedFileError as exc:
-        raise ValueError(str(exc)) from None
-    except ValueError as exc:
-        raise ValueError(f"{path}: not a history: {str(exc).splitlines()[0]}") from None
+        raise ValueError(f"{path}: not a history: {exc.problem}") from None
 
 
 # -- the block and the chart -----------------------------------------------------------------------

@@ -15,10 +15,11 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
+from pydantic import BaseModel, Field, ValidationError, field_serializer
 
 from pytest_obelize_bench._util.caps import MANIFEST_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.grading.record import RecordError
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
@@ -36,11 +37,7 @@ REGRADED_KIND: Literal["regrade"] = "regrade"
 INTERRUPTED = "it was interrupted"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Selection(_Model):
+class Selection(StrictModel):
     """How the session chose its items; documentation, since completeness is judged by records."""
 
     keyword: str | None = None
@@ -50,7 +47,7 @@ class Selection(_Model):
     rerun_errors: bool = False
 
 
-class Replaced(_Model):
+class Replaced(StrictModel):
     """The attempt a rerun replaced: kept under ``attempts/`` as ``kept_as``, with its error."""
 
     case: str
@@ -60,12 +57,12 @@ class Replaced(_Model):
     error_class: str | None = None
 
 
-class Rerun(_Model):
+class Rerun(StrictModel):
     at: str
     cases: list[str]
     #: ``errors`` (infrastructure errors only) or ``all-errors`` (tool errors too, asked for).
     kind: str = "errors"
-    replaced: list[Replaced] = []
+    replaced: list[Replaced] = Field(default_factory=list)
 
 
 def portable_path(path: Path, results: Path) -> str:
@@ -97,7 +94,7 @@ def resolve_portable(text: str, results: Path) -> Path:
     return path if path.is_absolute() else Path(results).resolve().parent / path
 
 
-class CaseFileRef(_Model):
+class CaseFileRef(StrictModel):
     """The case file a run ran from: its path (``portable_path``) and the sha256 of its bytes."""
 
     path: str
@@ -113,7 +110,7 @@ def case_file_ref(case_file: Path, results: Path) -> CaseFileRef:
     return CaseFileRef(path=portable_path(path, results), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
-class RunManifest(_Model):
+class RunManifest(StrictModel):
     """``run.json``: what a run was asked to do and what it did."""
 
     schema_version: int = MANIFEST_SCHEMA
@@ -125,15 +122,15 @@ class RunManifest(_Model):
     regraded_from: str | None = None
     regraded_at: str | None = None
     selection: Selection = Selection()
-    cases_expected: list[str] = []
-    cases_recorded: list[str] = []
+    cases_expected: list[str] = Field(default_factory=list)
+    cases_recorded: list[str] = Field(default_factory=list)
     #: the case file the run ran from, and the work root its logs are under
     case_file: CaseFileRef | None = None
     work_root: str | None = None
     #: what the tool under test is (its paths on the controller are not kept)
     tool: ToolIdentity | None = None
-    tools_recorded: list[str] = []
-    packs: dict[str, PackInfo] = {}
+    tools_recorded: list[str] = Field(default_factory=list)
+    packs: dict[str, PackInfo] = Field(default_factory=dict)
     exclude_newer: str | None = None
     interpreter_policy: str | None = None
     sandbox: str = "none"
@@ -142,7 +139,7 @@ class RunManifest(_Model):
     ended_at: str | None = None
     interrupted: bool = False
     stopped: str | None = None
-    reruns: list[Rerun] = []
+    reruns: list[Rerun] = Field(default_factory=list)
     #: Registered when the run starts, for the promotion gate: the sha256 of the promotion policy
     #: in force (``cases/promotion.yaml``), of the case file's keys (``casefile/keys_digest.py``), the
     #: controller's machine class and the attempts per case (``--bench-repeat``).
@@ -151,7 +148,7 @@ class RunManifest(_Model):
     machine_class: str | None = None
     repeat: int | None = None
     #: every file of the run folder (but run.json) and its sha256, written when the run ends
-    digests: dict[str, str] = {}
+    digests: dict[str, str] = Field(default_factory=dict)
     #: Read from manifests of older harnesses only (``complete: false`` said the run was not
     #: whole); never written: this harness says so with ``ended_at``, ``interrupted`` and ``stopped``.
     complete: bool | None = Field(default=None, exclude=True)

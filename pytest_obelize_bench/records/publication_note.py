@@ -13,12 +13,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
+from pytest_obelize_bench._util.documents import load_json
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.grading.record import RecordError, repeat_stems
 from pytest_obelize_bench.records.published import (
     PUBLICATION_NAME,
+    RECORD_CAP_BYTES,
     PublishedRound,
     names_in,
     read_bounded_text,
@@ -35,10 +39,8 @@ from pytest_obelize_bench.records.runs import (
 )
 
 
-class Publication(BaseModel):
+class Publication(StrictModel):
     """``publication.json``: the run a round's records were published from."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: int = 1
     round: int
@@ -47,11 +49,11 @@ class Publication(BaseModel):
     published_at: str | None = None
     records: dict[str, str]
     #: The repeats (``--bench-repeat``) published beside the records: file stem to sha256.
-    repeats: dict[str, str] = {}
+    repeats: dict[str, str] = Field(default_factory=dict)
     infrastructure_errors: int = 0
     with_infrastructure_errors: bool = False
     #: Every rerun of the published run (``run.json`` ``reruns``), each with the attempts it replaced.
-    reruns: list[dict[str, Any]] = []
+    reruns: list[dict[str, Any]] = Field(default_factory=list)
     #: the case file the round was published from (absent in notes older than the field)
     case_file: CaseFileRef | None = None
 
@@ -111,11 +113,10 @@ def read_publication(round_folder: Path) -> Publication | None:
     path = Path(round_folder) / PUBLICATION_NAME
     if not path.exists() and not path.is_symlink():
         return None
-    text = read_bounded_text(path)
     try:
-        return Publication.model_validate_json(text)
-    except ValueError as exc:
-        raise RecordError(f"{path}: not a publication note: {str(exc).splitlines()[0]}") from None
+        return load_json(path, Publication, RECORD_CAP_BYTES)
+    except UntrustedFileError as exc:
+        raise RecordError(f"{path}: not a publication note: {exc.problem}") from None
 
 
 def _repeat_problems(round_folder: Path, note: Publication, label: str) -> list[str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
+from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.grading.record import Record, RecordError
@@ -60,10 +61,6 @@ def machine_class() -> str:
     import platform
 
     return f"{platform.system()}-{platform.machine()}-{os.cpu_count() or 0}cpu"
-
-
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def new_run_id(now: float | None = None, salt: bytes | None = None) -> str:

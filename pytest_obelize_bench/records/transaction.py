@@ -20,10 +20,11 @@ import os
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, fault_point, read_untrusted, write_atomically
+from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.grading.record import RecordError
 from pytest_obelize_bench.records.published import ARTEFACTS_DIR, JOURNAL_NAME, PUBLICATION_NAME
 
@@ -35,10 +36,8 @@ STAGING_PREFIX = ".staging-"
 _TEMPORARY = re.compile(r"\.[^/]+\.[A-Za-z0-9_]{8}")
 
 
-class Journal(BaseModel):
+class Journal(StrictModel):
     """``publication.pending``: everything a publication will write, decided before it writes."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: int = 1
     #: the round published (None for a measurement)
@@ -46,15 +45,15 @@ class Journal(BaseModel):
     #: the run published, or the measurement's session
     run: str
     #: folder-relative path -> (source-relative path, sha256): copied from the run folder
-    files: dict[str, tuple[str, str]] = {}
+    files: dict[str, tuple[str, str]] = Field(default_factory=dict)
     #: folder-relative path -> the file's whole text (a measurement's document)
-    texts: dict[str, str] = {}
+    texts: dict[str, str] = Field(default_factory=dict)
     #: folder-relative paths to remove (the earlier publication's files the new one does not hold)
-    remove: list[str] = []
+    remove: list[str] = Field(default_factory=list)
     #: the new publication.json, written last
     note: str
     #: results-document blocks (name -> rendered text) the publisher puts in once the files stand
-    blocks: dict[str, str] = {}
+    blocks: dict[str, str] = Field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

@@ -26,21 +26,27 @@ from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMEN
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
 from pytest_obelize_bench.report.round.case_entries import RoundData
 from pytest_obelize_bench.report.round.round_files import (
-    errors_text,
+    RoundOutputs,
     read_round_folder,
-    round_block_with_figures,
+    round_outputs,
     rounds_on_disk,
 )
 
 
-def _errors_summaries(
-    results_dir: Path, case_file: CaseFile, loaded: Sequence[RoundData], *, write: bool
-) -> str | None:
-    from pytest_obelize_bench.error_analysis.commands import error_summary, summary_json_problem
+def _rendered(results_dir: Path, case_file: CaseFile, rounds: Mapping[int, RoundData]) -> dict[int, RoundOutputs]:
+    """Each round's outputs; a round whose error analysis cannot be read fails the whole summarize."""
+    rendered = {n: round_outputs(results_dir, case_file, data) for n, data in rounds.items()}
+    for outputs in rendered.values():
+        if outputs.errors_problem is not None:
+            raise ValueError(outputs.errors_problem)
+    return rendered
 
-    for data in loaded:
-        figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
-        problem = summary_json_problem(results_dir, data.round, figures, write=write)
+
+def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *, write: bool) -> str | None:
+    from pytest_obelize_bench.error_analysis.commands import summary_json_problem
+
+    for n, rendered in outputs.items():
+        problem = summary_json_problem(results_dir, n, rendered.summary.get("error_analysis"), write=write)
         if problem is not None:
             return problem
     return None
@@ -112,12 +118,12 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
             for line in recover_measurements(results_dir):
                 print(f"obelize-bench summarize: {line}", file=stream)
         loaded = {n: read_round_folder(results_dir, case_file, n) for n in rounds}
-        rendered = {n: round_block_with_figures(round_.data) for n, round_ in loaded.items()}
-        blocks = {n: errors_text(results_dir, case_file, loaded[n].data, block) for n, (block, _) in rendered.items()}
-        stale = _errors_summaries(results_dir, case_file, [round_.data for round_ in loaded.values()], write=not check)
+        rendered = _rendered(results_dir, case_file, {n: round_.data for n, round_ in loaded.items()})
+        blocks = {n: outputs.block for n, outputs in rendered.items()}
+        stale = _errors_summaries(results_dir, rendered, write=not check)
         documents = [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
         decisions = render_decisions(documents)
-        charts: list[Chart] = [chart for _, round_charts_ in rendered.values() for chart in round_charts_]
+        charts: list[Chart] = [chart for outputs in rendered.values() for chart in outputs.charts]
         charts.extend(decision_charts(documents))
         histories, history_charts = history_blocks(results_dir, list(rounds))
         charts.extend(history_charts)

@@ -8,7 +8,6 @@ loads it: what a measurement runs is imported inside the functions, for start-up
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +128,8 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
         except ToolError as exc:
             raise pytest.UsageError(f"--obelize: {exc}") from None
         provenance = pack_provenance(tool, pack)
+    from pytest_obelize_bench._util.clock import utc_now
+
     return MeasureContext(
         mode=mode,
         pack=pack,
@@ -141,7 +142,7 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
         tool=tool,
         pack_provenance=provenance,
         harness=harness_provenance(Path(config.rootpath)),
-        run_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        run_at=utc_now(),
     )
 
 

@@ -70,10 +70,11 @@ def _first_line(longrepr: object, fallback: str) -> str:
 def lost_record(case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1) -> Record:
     """The ``error`` record of a case that produced none, with the round's provenance."""
     from pytest_obelize_bench._util.case_error import CaseError
+    from pytest_obelize_bench._util.clock import utc_now
     from pytest_obelize_bench.case.kinds import kind_for
-    from pytest_obelize_bench.case.pipeline import _utc_now, build_record
+    from pytest_obelize_bench.case.pipeline import build_record
     from pytest_obelize_bench.case.run import CaseRun
 
-    run = CaseRun(case=case, context=context, run_at=_utc_now(), kind=kind_for(context), attempt_number=attempt)
+    run = CaseRun(case=case, context=context, run_at=utc_now(), kind=kind_for(context), attempt_number=attempt)
     run.error = CaseError(step, reason, detail)
     return build_record(run)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pytest_obelize_bench.case.content_key import content_key
 from pytest_obelize_bench.case.context import RoundContext
-from pytest_obelize_bench.casefile.reviews import ReviewBook, load_reviews, reviews_path
+from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.grading.record import Record
 from pytest_obelize_bench.records.review_drift import review_drift
@@ -162,6 +162,7 @@ def plan_resume(
     context: RoundContext,
     cases: Sequence[Case],
     records: Mapping[str, Record],
+    reviews: ReviewBook,
     *,
     cutoff_given: bool,
 ) -> ResumePlan:
@@ -169,7 +170,6 @@ def plan_resume(
     if not cutoff_given and run_exclude_newer:
         context = context.model_copy(update={"exclude_newer": run_exclude_newer})
     wanted = [case for case in cases if case.retired is None]
-    reviews = load_reviews(reviews_path(Path(context.cases_path), int(context.round or 0)))
     kept, to_run = choose(wanted, records, expected_keys(wanted, context), reviews)
     return ResumePlan(run_id=run_id, context=context, kept=kept, to_run=to_run)
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.case.context import RoundContext
-from pytest_obelize_bench.casefile.cases import Case
+from pytest_obelize_bench.casefile.cases import Case, CaseFile
+from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.grading.attempts import attempt_stem
 from pytest_obelize_bench.grading.record import (
     TIERS,
@@ -25,7 +26,12 @@ from pytest_obelize_bench.grading.record import (
     parse_record,
 )
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.stash_keys import COLLECT_PATHS_KEY, ONLY_WORKERINPUT_KEY, ORDER_WORKERINPUT_KEY
+from pytest_obelize_bench.session.stash_keys import (
+    COLLECT_PATHS_KEY,
+    ONLY_WORKERINPUT_KEY,
+    ORDER_WORKERINPUT_KEY,
+    ROUND_FILES_KEY,
+)
 
 
 class Controller:
@@ -78,6 +84,19 @@ class Controller:
             from pytest_obelize_bench.session.runlife import start_run
 
             start_run(self)
+
+    @property
+    def case_file(self) -> CaseFile:
+        """The round's case file as the session read it when it started (``startup.RoundFiles``)."""
+        found = self.config.stash[ROUND_FILES_KEY].case_file
+        assert found is not None, "a round reads its case file at configure"
+        return found
+
+    @property
+    def reviews(self) -> ReviewBook:
+        found = self.config.stash[ROUND_FILES_KEY].reviews
+        assert found is not None, "a round reads its reviews at configure"
+        return found
 
     @property
     def writes_results(self) -> bool:
@@ -272,15 +291,10 @@ class Controller:
             session.exitstatus = EXIT_TIER_GATE
 
     def _terminal_figures(self) -> None:
-        from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
         from pytest_obelize_bench.report.round.case_entries import RoundData
         from pytest_obelize_bench.report.round.terminal_lines import terminal_lines
 
-        try:
-            case_file = load_case_file(Path(self.context.cases_path))
-        except CaseFileError as exc:
-            self.summary_error = exc.problems[0] if exc.problems else str(exc)
-            return
+        case_file = self.case_file
         number = int(self.context.round or case_file.round)
         data = RoundData(round=number, cases=list(case_file.cases), records=dict(self.records))
         self.round_lines = terminal_lines(data)

@@ -17,7 +17,7 @@ import pytest
 from pytest_obelize_bench.grading.attempts import attempt_stem, item_name, parse_item_name
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.kernel import Handover, Unit, hand_over
-from pytest_obelize_bench.session.stash_keys import CONTEXT_KEY, CONTROLLER_KEY
+from pytest_obelize_bench.session.stash_keys import CONTEXT_KEY, CONTROLLER_KEY, ROUND_FILES_KEY
 from pytest_obelize_bench.session.tier_outcome import tier_status
 
 if TYPE_CHECKING:
@@ -137,7 +137,8 @@ def bench_workspace(bench_case: Case, bench_context: RoundContext, request: pyte
     """A clean work folder, checked for pytest configs above it, and the case's step runner."""
     from pytest_obelize_bench.case.pipeline import start_case
 
-    return start_case(bench_case, bench_context, attempt=getattr(request.node, "bench_attempt", 1))
+    reviews = request.config.stash[ROUND_FILES_KEY].reviews  # read once, when the session started
+    return start_case(bench_case, bench_context, attempt=getattr(request.node, "bench_attempt", 1), reviews=reviews)
 
 
 @pytest.fixture

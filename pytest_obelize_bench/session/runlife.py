@@ -28,7 +28,6 @@ def results_given(config: pytest.Config) -> bool:
 
 def start_run(ctl: Controller) -> None:
     """Name this session's run (or the run a rerun adds to) and what it will rerun."""
-    from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.grading.attempts import item_name, parse_stem
     from pytest_obelize_bench.records.reruns import rerun_cases, run_attempts
     from pytest_obelize_bench.records.runs import new_run_id, read_manifest, run_folder
@@ -54,7 +53,7 @@ def start_run(ctl: Controller) -> None:
                 f"run {given} ran each case {repeat} time(s): rerun its errors with --bench-repeat={repeat}, "
                 "so that each errored attempt runs again as itself"
             )
-        ids = [case.id for case in load_case_file(Path(ctl.context.cases_path)).cases]
+        ids = [case.id for case in ctl.case_file.cases]
         # each attempt is judged on its own record: attempt 2 can error where attempt 1 did not
         ctl.rerun_stems = rerun_cases(run_attempts(folder, ids), tool_errors=rerun == "all-errors")
         ctl.only = [item_name(*parse_stem(stem), repeat) for stem in ctl.rerun_stems]
@@ -81,7 +80,6 @@ def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None
 
 def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
-    from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.records.runs import read_manifest, read_run_records, runs_root
     from pytest_obelize_bench.session.resume import LATEST, latest_run, plan_resume
 
@@ -90,13 +88,14 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     if run_id is None:
         raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
     folder = existing_run(results, number, run_id, "--bench-resume")
-    cases = list(load_case_file(Path(ctl.context.cases_path)).cases)
+    cases = list(ctl.case_file.cases)
     plan = plan_resume(
         run_id,
         read_manifest(folder).exclude_newer,
         ctl.context,
         cases,
         read_run_records(folder, [case.id for case in cases]).records,
+        ctl.reviews,
         cutoff_given=bool(ctl.options.exclude_newer),
     )
     ctl.context, ctl.run_id, ctl.only, ctl.kept = plan.context, run_id, plan.to_run, plan.kept
@@ -106,7 +105,6 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
 def recover(ctl: Controller) -> list[str]:
     """Finish a publication of this round that a killed process left half-done (``recover_round``)."""
     from pytest_obelize_bench._util.locks import LockBusy, holder_lock
-    from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.grading.record import RecordError
     from pytest_obelize_bench.records.published import LOCK_NAME
     from pytest_obelize_bench.report.round.publish_round import recover_round
@@ -118,7 +116,7 @@ def recover(ctl: Controller) -> list[str]:
         return []
     try:
         with holder_lock(round_folder / LOCK_NAME, f"round {number}"):
-            return recover_round(results, load_case_file(Path(ctl.context.cases_path)), number)
+            return recover_round(results, ctl.case_file, number)
     except (LockBusy, RecordError, OSError) as exc:
         return [f"round {number} could not be recovered: {str(exc).splitlines()[0]}"]
 
@@ -152,7 +150,6 @@ def keep_resumed(ctl: Controller) -> None:
 
 def open_manifest(ctl: Controller) -> None:
     """Write the run's manifest (a new run's, or a rerun's appended line) at session start."""
-    from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.promotion.registration import registration_fields
     from pytest_obelize_bench.records.publication_note import expected_cases
     from pytest_obelize_bench.records.runs import (
@@ -178,7 +175,7 @@ def open_manifest(ctl: Controller) -> None:
         # end, and a session killed before it leaves a run with no end, which nothing reads as whole.
         manifest.stopped, manifest.interrupted, manifest.ended_at, manifest.digests = None, False, None, {}
     else:
-        case_file = load_case_file(Path(context.cases_path))
+        case_file = ctl.case_file
         options = ctl.options
         manifest = RunManifest(
             run=str(ctl.run_id),
@@ -234,7 +231,7 @@ def stopped_at_preflight(ctl: Controller) -> None:
 
 def finish_run(ctl: Controller, *, interrupted: bool) -> None:
     """Close the manifest (with a digest of every file), then publish the run if it is a whole round."""
-    from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+    from pytest_obelize_bench.casefile.cases import CaseFileError
     from pytest_obelize_bench.grading.record import RecordError
     from pytest_obelize_bench.records.runs import (
         folder_digests,
@@ -247,11 +244,7 @@ def finish_run(ctl: Controller, *, interrupted: bool) -> None:
     from pytest_obelize_bench.report.round.publish_round import publish_round
 
     assert ctl.run_dir is not None
-    try:
-        case_file = load_case_file(Path(ctl.context.cases_path))
-    except CaseFileError as exc:
-        ctl.summary_error = exc.problems[0] if exc.problems else str(exc)
-        return
+    case_file = ctl.case_file
     found = read_run_records(ctl.run_dir, [case.id for case in case_file.cases])
     manifest = ctl.manifest
     manifest.cases_recorded = sorted(found.records)

@@ -6,6 +6,7 @@ publish honestly (an uncommitted tree, a case file for another round) before any
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,17 @@ import pytest
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import (
     Case,
+    CaseFile,
     CaseFileError,
     load_case_file,
     load_fixtures,
 )
+from pytest_obelize_bench.casefile.reviews import ReviewBook, ReviewFileError, load_reviews, reviews_path
 from pytest_obelize_bench.isolation.gitquery import harness_provenance
 from pytest_obelize_bench.isolation.sandbox import Settings
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.remote import file_sha256, write_session_marker
+from pytest_obelize_bench.session.stash_keys import ROUND_FILES_KEY
 from pytest_obelize_bench.tool.info import ToolInfo
 from pytest_obelize_bench.tool.packs import PackInfo
 
@@ -34,11 +38,22 @@ def option_path(config: pytest.Config, value: str, rootdir: Path) -> Path:
     return (invocation / path) if (invocation / path).exists() else (rootdir / path)
 
 
+@dataclass(frozen=True)
+class RoundFiles:
+    """The case file and the round's reviews, read once when the session starts and passed on: the
+    controller, the run's life and each case's grading use these, never a second read of the files."""
+
+    case_file: CaseFile | None
+    reviews: ReviewBook | None
+
+
 def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
-    """The files to collect and the cases each yields; raises CaseFileError on a bad file."""
+    """The files to collect and the cases each yields; raises CaseFileError on a bad file. The files
+    read are kept in the config's stash (``ROUND_FILES_KEY``)."""
     options = options_of(config)
     if mode == "fixtures":
         root = option_path(config, options.fixtures, rootdir)
+        config.stash[ROUND_FILES_KEY] = RoundFiles(None, None)
         return {(root / case.id / "case.yaml").resolve(): [case] for case in load_fixtures(root)}
     path = option_path(config, options.cases, rootdir)
     case_file = load_case_file(path)
@@ -47,12 +62,11 @@ def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, li
         raise CaseFileError(
             [f"{path}: top level: round: the file is round {case_file.round}, but --bench-round={wanted} was asked for"]
         )
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
-
-    try:  # checked before anything runs: a case reads it again when its patch is graded
-        load_reviews(reviews_path(path, wanted))
+    try:  # checked before anything runs; each case's grading reads its patch's answer from it
+        reviews = load_reviews(reviews_path(path, wanted))
     except ReviewFileError as exc:
         raise CaseFileError([str(exc)]) from None
+    config.stash[ROUND_FILES_KEY] = RoundFiles(case_file, reviews)
     side = options.split
     cases = [case for case in case_file.cases if side is None or case.split == side]
     return {path.resolve(): cases}
@@ -157,4 +171,4 @@ def sandbox_settings(config: pytest.Config, *, probe: bool) -> Settings:
         raise pytest.UsageError(f"--bench-sandbox={mode}: {exc}") from None
 
 
-__all__ = ["build_context", "load_items", "option_path", "sandbox_settings"]
+__all__ = ["RoundFiles", "build_context", "load_items", "option_path", "sandbox_settings"]

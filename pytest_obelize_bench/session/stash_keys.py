@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.case.context import RoundContext
     from pytest_obelize_bench.casefile.cases import Case
     from pytest_obelize_bench.session.round_controller import Controller
+    from pytest_obelize_bench.session.startup import RoundFiles
 
 #: The xdist workerinput key that carries the cases a rerun is limited to.
 ONLY_WORKERINPUT_KEY = "obelize_bench_only"
@@ -25,6 +26,8 @@ CONTEXT_KEY: pytest.StashKey[RoundContext] = pytest.StashKey()
 COLLECT_PATHS_KEY: pytest.StashKey[dict[Path, list[Case]]] = pytest.StashKey()
 ONLY_KEY: pytest.StashKey[frozenset[str]] = pytest.StashKey()
 ORDER_KEY: pytest.StashKey[dict[str, float]] = pytest.StashKey()
+#: the case file and the reviews as the session read them at configure (``startup.RoundFiles``)
+ROUND_FILES_KEY: pytest.StashKey[RoundFiles] = pytest.StashKey()
 #: the round's controller, on the controller process only
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 
@@ -36,4 +39,5 @@ __all__ = [
     "ONLY_WORKERINPUT_KEY",
     "ORDER_KEY",
     "ORDER_WORKERINPUT_KEY",
+    "ROUND_FILES_KEY",
 ]

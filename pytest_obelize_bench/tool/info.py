@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
+from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench._util.validation import problem_text
 
 Source = Literal["installed", "requirement", "checkout"]
@@ -37,10 +38,8 @@ class ToolIdentity(BaseModel):
     commit_date: str | None = None
 
 
-class ToolInfo(BaseModel):
+class ToolInfo(FrozenModel):
     """How to run the obelize under test, and what it is (provenance for every record)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     argv_prefix: Annotated[tuple[StrictStr, ...], Field(min_length=1)]
     python: StrictStr

@@ -42,11 +42,11 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench.isolation.executor import Answer, run_program
 from pytest_obelize_bench.isolation.gitquery import git_output
@@ -192,7 +192,7 @@ EXEMPT_FIELD = "exclude_newer_tool"
 
 def utc_moment() -> str:
     """Now, as uv reads a cutoff: ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return utc_now()
 
 
 def exempt_argv(cutoff: str | None, exempt: str | None, moment: str | None) -> list[str]:

@@ -10,83 +10,50 @@ import re
 import subprocess
 import sys
 import zipfile
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case import environment
-from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import (
     Interpreter,
-    case_environment,
     check_installed_version,
     create_venv,
-    default_uv_cache,
-    describe_interpreter,
     discovery_path,
-    exclude_newer_now,
-    install_pinned,
     packages_digest,
     parse_interpreter_key,
     pyenv_interpreter_dirs,
     run_install_commands,
-    uv_version,
-    validate_exclude_newer,
 )
-from pytest_obelize_bench.case.kinds import RepositoryCase
-from pytest_obelize_bench.isolation.elide import DETAIL_CHARS, Elider, public_detail
-from pytest_obelize_bench.isolation.executor import Completed, ProcessExecutor, step_environment
+from pytest_obelize_bench.isolation.elide import DETAIL_CHARS, public_detail
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
-from pytest_obelize_bench.isolation.workspace import prepare_workspace
-from pytest_obelize_bench.tool.info import ToolInfo
-
-HARNESS = describe_interpreter()
-HARNESS_KEY = HARNESS["key"]
-#: The directory of the real interpreter behind this venv, e.g. /root/.pyenv/versions/3.12.1/bin.
-HARNESS_BIN = Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable))).parent
+from tests.helpers.environment_install import HARNESS, HARNESS_BIN, HARNESS_KEY, activate, make_runner, venv_of
 
 
-@pytest.fixture(scope="session")
-def uv_cache(index_uv_cache: Path) -> Path:
-    """The shared uv cache: a test that asks for it installs from the package index (so it is slow)."""
-    return index_uv_cache
-
-
-def make_runner(root: Path, case: str, uv_cache: Path) -> StepRunner:
-    space = prepare_workspace(root, "round-1", case)
-    space.checkout.mkdir()
-    env = step_environment(
-        os.environ,
-        home=space.home,
-        extra={
-            "UV_CACHE_DIR": str(uv_cache),
-            "UV_EXCLUDE_NEWER": "2026-01-15T00:00:00Z",
-            # PyPI is reached through a TLS-intercepting proxy here, whose CA only the system
-            # store holds; SSL_CERT_FILE is (rightly) not inherited by a step.
-            "UV_SYSTEM_CERTS": "1",
-        },
-    )
-    elider = Elider([("<case>", space.checkout), ("<logs>", space.logs), ("<work>", root)])
-    return StepRunner(ProcessExecutor(), logs=space.logs, elider=elider, env=env, cwd=space.checkout)
-
-
-@pytest.fixture
-def runner(tmp_path: Path, uv_cache: Path) -> StepRunner:
-    return make_runner(tmp_path / "work", "owner__repo", uv_cache)
-
-
-def venv_of(runner: StepRunner) -> Path:
-    return runner.cwd / ".venv"
-
-
-def activate(runner: StepRunner, interpreter: Interpreter) -> None:
-    runner.env = case_environment(runner.env, venv_of(runner))
-
-
-# --- keys and discovery ---------------------------------------------------------------------
+def write_wheel(directory: Path, name: str = "demo_pkg", version: str = "1.0") -> Path:
+    """A minimal pure-Python wheel, built by hand so the test needs no build backend."""
+    dist_info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": b"VALUE = 1\n",
+        f"{dist_info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
+        ).encode(),
+        f"{dist_info}/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    directory.mkdir(parents=True, exist_ok=True)
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
 
 
 def test_keys_are_parsed_and_malformed_ones_refused() -> None:
@@ -153,9 +120,6 @@ def test_discovery_path_puts_the_search_path_first_and_drops_shims() -> None:
     path = os.pathsep.join(["/root/.pyenv/shims", "/usr/bin", "/x/plugins/pyenv-virtualenv/shims", "/bin"])
     got = discovery_path(path, [Path("/opt/py/bin"), Path("/usr/bin")], discover_pyenv=False)
     assert got.split(os.pathsep) == ["/opt/py/bin", "/usr/bin", "/bin"]
-
-
-# --- step 2 -----------------------------------------------------------------------------------
 
 
 def test_an_exact_key_this_machine_lacks_is_venv_failed_with_the_hint(runner: StepRunner) -> None:
@@ -236,16 +200,6 @@ def test_minor_policy_without_a_local_minor_is_venv_failed(runner: StepRunner) -
         create_venv(runner, key="cpython-3.99.0-linux-x86_64-gnu", policy="minor", venv=venv_of(runner))
 
 
-# --- steps 3, 4 and 7 ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def venv_runner(runner: StepRunner) -> tuple[StepRunner, Interpreter]:
-    interpreter = create_venv(runner, key=HARNESS_KEY, policy="exact", venv=venv_of(runner), search_path=[HARNESS_BIN])
-    activate(runner, interpreter)
-    return runner, interpreter
-
-
 def test_a_leading_python_is_the_case_interpreter(
     venv_runner: tuple[StepRunner, Interpreter],
 ) -> None:
@@ -302,30 +256,6 @@ def test_no_answer_about_a_version_is_a_mismatch(
     }
 
 
-def write_wheel(directory: Path, name: str = "demo_pkg", version: str = "1.0") -> Path:
-    """A minimal pure-Python wheel, built by hand so the test needs no build backend."""
-    dist_info = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": b"VALUE = 1\n",
-        f"{dist_info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
-        ).encode(),
-        f"{dist_info}/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
-    }
-    record = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{dist_info}/RECORD,,")
-    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    directory.mkdir(parents=True, exist_ok=True)
-    wheel = directory / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return wheel
-
-
 def test_packages_digest_does_not_depend_on_where_the_checkout_is(tmp_path: Path, uv_cache: Path) -> None:
     digests = []
     for case in ("first_case", "second_case_elsewhere"):
@@ -357,190 +287,3 @@ def test_packages_digest_does_not_depend_on_where_the_checkout_is(tmp_path: Path
         assert str(runner.cwd) in log  # the listing names the checkout; the digest does not
         digests.append(digest)
     assert re.fullmatch(r"[0-9a-f]{64}", digests[0]) and digests[0] == digests[1]
-
-
-@pytest.mark.usefixtures("index_uv_cache")
-def test_pinned_install_and_an_exact_string_mismatch(
-    venv_runner: tuple[StepRunner, Interpreter],
-) -> None:
-    runner, interpreter = venv_runner
-    assert (
-        install_pinned(
-            runner,
-            number=4,
-            name="install-from",
-            distribution="six",
-            version="1.16.0",
-            interpreter=interpreter.executable,
-        )
-        == "1.16.0"
-    )
-    assert [(s.number, s.name, s.exit_code) for s in runner.steps[-2:]] == [
-        (4, "install-from", 0),
-        (4, "install-from-check", 0),
-    ]
-    # uv installs 1.16.0 for "==1.16" (PEP 440 pads zeros); the pin as written is not what runs.
-    with pytest.raises(CaseError) as failed:
-        install_pinned(
-            runner,
-            number=7,
-            name="install-to",
-            distribution="six",
-            version="1.16",
-            interpreter=interpreter.executable,
-        )
-    assert failed.value.as_dict() == {
-        "step": "install-to-check",
-        "reason": "version_mismatch",
-        "detail": "six: pinned 1.16, installed 1.16.0",
-    }
-
-
-@pytest.mark.usefixtures("index_uv_cache")
-def test_uv_pip_install_in_an_install_command_targets_the_case_venv(
-    venv_runner: tuple[StepRunner, Interpreter],
-) -> None:
-    runner, interpreter = venv_runner
-    run_install_commands(
-        runner, ["uv pip install six==1.17.0"], interpreter=interpreter.executable, checkout=runner.cwd
-    )
-    assert (
-        check_installed_version(
-            runner,
-            number=3,
-            name="install-check",
-            distribution="six",
-            version="1.17.0",
-            interpreter=interpreter.executable,
-        )
-        == "1.17.0"
-    )
-
-
-@pytest.mark.usefixtures("index_uv_cache")
-def test_the_legacy_sdk_installs_at_its_pin(venv_runner: tuple[StepRunner, Interpreter]) -> None:
-    runner, interpreter = venv_runner
-    assert (
-        install_pinned(
-            runner,
-            number=4,
-            name="install-from",
-            distribution="google-generativeai",
-            version="0.8.6",
-            interpreter=interpreter.executable,
-        )
-        == "0.8.6"
-    )
-
-
-def test_an_invalid_pin_is_a_harness_error(runner: StepRunner) -> None:
-    with pytest.raises(ValueError, match="single exact version"):
-        install_pinned(runner, number=4, name="x", distribution="six", version="1.0,<2", interpreter=Path("/p"))
-    with pytest.raises(ValueError, match="distribution name"):
-        install_pinned(runner, number=4, name="x", distribution="six==1", version="1.0", interpreter=Path("/p"))
-
-
-# --- small helpers ----------------------------------------------------------------------------
-
-
-def test_exclude_newer() -> None:
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", exclude_newer_now())
-    assert validate_exclude_newer("2025-06-01T00:00:00Z") == "2025-06-01T00:00:00Z"
-    assert validate_exclude_newer("2025-06-01T02:30:00+02:00") == "2025-06-01T00:30:00Z"
-    assert validate_exclude_newer("2025-06-01") == "2025-06-01T00:00:00Z"
-    for bad in ("", "yesterday", "2025-06-01T00:00:00", "2025-13-01", "2025-06-01 garbage"):
-        with pytest.raises(ValueError, match="not a UTC time"):
-            validate_exclude_newer(bad)
-
-
-def test_default_uv_cache(tmp_path: Path) -> None:
-    assert default_uv_cache(tmp_path, {}) == tmp_path / "uv-cache"
-    assert default_uv_cache(tmp_path, {"UV_CACHE_DIR": "/shared/uv"}) == Path("/shared/uv")
-
-
-def test_uv_binary_and_version() -> None:
-    assert Path(uv_binary()).is_file()
-    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", uv_version())
-
-
-def test_case_environment_activates_the_venv(tmp_path: Path) -> None:
-    got = case_environment({"PATH": "/usr/bin", "HOME": "/h"}, tmp_path / ".venv")
-    assert got == {
-        "PATH": f"{tmp_path / '.venv' / 'bin'}{os.pathsep}/usr/bin",
-        "HOME": "/h",
-        "VIRTUAL_ENV": str(tmp_path / ".venv"),
-    }
-
-
-# -- the tool's cutoff exemption never reaches a case's own installs ---------------------------
-
-
-class _Answering:
-    """A fake executor: records every step's argv and environment, and prints ``answer``."""
-
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-        self.calls: list[tuple[list[str], dict[str, str]]] = []
-
-    def run(
-        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path, step: str = ""
-    ) -> Completed:
-        self.calls.append((list(argv), dict(env)))
-        log.parent.mkdir(parents=True, exist_ok=True)
-        header = "$ step\n\n"
-        log.write_text(header + self.answer + "\n")
-        return Completed(0, 0.01, False, None, False, log, len(header))
-
-
-def test_a_case_install_never_carries_the_tools_cutoff_exemption(tmp_path: Path) -> None:
-    """The round's tool was installed with ``--exclude-newer-package obelize=...``; a case sees the cutoff alone."""
-    cutoff = "2026-09-29T00:00:00Z"
-    context = RoundContext(
-        mode="round",
-        round=1,
-        project_root=str(tmp_path),
-        cases_path=str(tmp_path / "cases.yaml"),
-        fixtures_dir=str(tmp_path),
-        results_dir=str(tmp_path / "results"),
-        work_root=str(tmp_path / "work"),
-        exclude_newer=cutoff,
-        tool=ToolInfo(
-            argv_prefix=("python",),
-            python="python",
-            version="0.1.0",
-            commit=None,
-            tree_dirty=None,
-            source="requirement",
-            spec="obelize==0.1.0",
-            exclude_newer_tool="2026-12-03T10:00:00Z",
-        ),
-    )
-    # even a machine whose environment names an exemption passes none to a step
-    machine = {"PATH": os.environ.get("PATH", ""), "UV_EXCLUDE_NEWER_PACKAGE": "obelize=2099-01-01T00:00:00Z"}
-    env = step_environment(machine, home=tmp_path / "home", extra=RepositoryCase().step_variables(context))
-    assert env["UV_EXCLUDE_NEWER"] == cutoff
-    assert not any("EXCLUDE_NEWER_PACKAGE" in name for name in env)
-
-    executor = _Answering("0.8.6")
-    runner = StepRunner(
-        executor,
-        logs=tmp_path / "logs",
-        elider=Elider([("<case>", tmp_path)]),
-        env=env,
-        cwd=tmp_path,
-    )
-    for offline in (False, True):
-        install_pinned(
-            runner,
-            number=4,
-            name="install-from",
-            distribution="google-generativeai",
-            version="0.8.6",
-            interpreter=tmp_path / "python",
-            offline=offline,
-        )
-    assert executor.calls
-    for argv, step_env in executor.calls:
-        assert not any(arg.startswith("--exclude-newer") for arg in argv), argv
-        assert step_env["UV_EXCLUDE_NEWER"] == cutoff
-        assert not any("EXCLUDE_NEWER_PACKAGE" in name for name in step_env)

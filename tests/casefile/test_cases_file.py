@@ -17,11 +17,11 @@ import yaml
 
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.casefile.split import SplitMember, compute_split, split_differences
+from tests.helpers.project import PROJECT
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"
+OUR_CASES = PROJECT / "cases" / "cases.yaml"
 #: Upstream's round-1 case file, byte for byte (tests/data/upstream/SOURCE.txt).
-UPSTREAM_CASES = PROJECT_ROOT / "tests" / "data" / "upstream" / "cases.yaml"
+UPSTREAM_CASES = PROJECT / "tests" / "data" / "upstream" / "cases.yaml"
 
 MOVED = {"kvcops__Virtual-Herbal-Garden", "LJX2017__A-Song-of-Ice-and-Fire"}
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,11 +20,11 @@ from pytest_obelize_bench.casefile.split import (
     compute_split,
     split_differences,
 )
+from tests.helpers.project import PROJECT
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: Upstream's round-1 case file, byte for byte (tests/data/upstream/SOURCE.txt).
-UPSTREAM_CASES = PROJECT_ROOT / "tests" / "data" / "upstream" / "cases.yaml"
-OUR_CASES = PROJECT_ROOT / "cases" / "cases.yaml"
+UPSTREAM_CASES = PROJECT / "tests" / "data" / "upstream" / "cases.yaml"
+OUR_CASES = PROJECT / "cases" / "cases.yaml"
 
 
 def member(full_name: str, testable: bool = False) -> SplitMember:

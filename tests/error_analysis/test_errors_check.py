@@ -15,9 +15,9 @@ from pytest_obelize_bench.error_analysis.check import check_review, reference_pr
 from pytest_obelize_bench.error_analysis.commands import adrs_in, gaps_in
 from pytest_obelize_bench.error_analysis.review import ReviewFile
 from pytest_obelize_bench.error_analysis.states import Analysis, analyse
-from tests.error_analysis.test_errors_states import round_1
+from tests.helpers.error_rounds import round_1
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[2]
 REVIEW_1 = PROJECT / "cases" / "errors-round-1.yaml"
 SOURCE = "cases/errors-round-1.yaml"
 

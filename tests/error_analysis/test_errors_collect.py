@@ -17,9 +17,9 @@ from pytest_obelize_bench.error_analysis.collected import read_collected
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record
 from pytest_obelize_bench.records.runs import RunManifest, write_manifest
+from tests.helpers.project import PROJECT
 
 PACK = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
-PROJECT = Path(__file__).resolve().parents[2]
 
 
 def record(case: str, *, error: bool = False, version: str = "0.8.0") -> Record:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
 from pytest_obelize_bench.error_analysis import collected as errors_collected
 from pytest_obelize_bench.error_analysis import review as errors_review
 from pytest_obelize_bench.error_analysis.collected import (
@@ -19,10 +20,10 @@ from pytest_obelize_bench.error_analysis.collected import (
     collected_round,
     read_collected,
 )
-from pytest_obelize_bench.error_analysis.review import ReviewFileError, read_review
+from pytest_obelize_bench.error_analysis.review import read_review
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[2]
 ROUND_1 = PROJECT / "results" / "errors" / "round-1.json"
 ROUND_1_EARLIER = PROJECT / "tests" / "data" / "errors" / "round-1@36ccdf0.json"
 REVIEW_1 = PROJECT / "cases" / "errors-round-1.yaml"

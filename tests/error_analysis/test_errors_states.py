@@ -9,16 +9,13 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.error_analysis.collected import (
     CollectedCase,
     CollectedRound,
     read_collected,
 )
-from pytest_obelize_bench.error_analysis.review import read_review
 from pytest_obelize_bench.error_analysis.states import (
     RoundKeys,
-    analyse,
     bails_of,
     case_states,
     levers,
@@ -28,11 +25,10 @@ from pytest_obelize_bench.error_analysis.states import (
     unexpected_findings,
 )
 from pytest_obelize_bench.grading.record import read_round
+from tests.helpers.error_rounds import ROUND_1, round_1
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[2]
-ROUND_1 = PROJECT / "results" / "errors" / "round-1.json"
 ROUND_1_EARLIER = PROJECT / "tests" / "data" / "errors" / "round-1@36ccdf0.json"
-REVIEW_1 = PROJECT / "cases" / "errors-round-1.yaml"
 RECORDS_1 = PROJECT / "results" / "round-1"
 G = "google.generativeai"
 
@@ -221,15 +217,6 @@ def test_observed_causes_name_classes_rows_and_attributions() -> None:
 
 
 # -- round 1, from the project's own copy of upstream's data ---------------------------------------
-
-
-def round_1(path: Path = ROUND_1) -> Any:
-    case_file = load_case_file(PROJECT / "cases" / "cases.yaml")
-    review = read_review(REVIEW_1)
-    misses = {(m.case, m.path, m.line, m.symbol): m.cause for m in review.misses}
-    collected_round = read_collected(path)
-    cases = [c for c in case_file.cases if c.id in collected_round.cases]
-    return analyse(1, cases, collected_round, misses, review.unexpected)
 
 
 def test_round_1_states_match_what_upstream_published() -> None:

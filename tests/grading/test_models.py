@@ -25,8 +25,8 @@ from pytest_obelize_bench.grading.record import (
     read_round,
 )
 from pytest_obelize_bench.grading.tiers import tier
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[2]
 #: Upstream's round-1 publication, byte for byte (tests/data/upstream/SOURCE.txt).
 UPSTREAM = PROJECT / "tests" / "data" / "upstream"
 #: The round-1 records, which must be upstream's bytes (checked below against upstream's digests).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,36 +18,11 @@ from pytest_obelize_bench.casefile.cases import (
 from pytest_obelize_bench.grading import tiers
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, SuiteResult
 from pytest_obelize_bench.grading.tiers import ceiling, tier
+from tests.helpers.measurements import PASS, verified
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[2]
-PASS = SuiteResult(status="pass", passed=3, failed=0, skipped=0)
 FAIL = SuiteResult(status="fail", passed=1, failed=2, skipped=0)
 ERROR = ErrorInfo(step="install-to-check", reason="version_mismatch", detail="google-genai: pinned 1, installed 2")
-
-
-def verified(**changes: Any) -> Measurements:
-    """A record that reaches verified_success; each test breaks one ingredient."""
-    fields: dict[str, Any] = {
-        "detected": 3,
-        "false_positive": 0,
-        "missed_call_site": 0,
-        "forbidden_reported": 0,
-        "patch_applied": True,
-        "patch_compiles": True,
-        "unmigrated": 0,
-        "false_positive_edit": 0,
-        "tests_baseline": PASS,
-        "tests_after": PASS,
-        "tests_cover_change": True,
-        "human_edits": 0,
-        "patch_correct": True,
-        "runtime_seconds": 1.5,
-        "llm_tokens_in": 0,
-        "llm_tokens_out": 0,
-        "llm_cost_usd": 0.0,
-    }
-    fields.update(changes)
-    return Measurements(**fields)
 
 
 def test_the_baseline_record_is_verified() -> None:

@@ -12,7 +12,8 @@ scheduling by scope, each group one scope and every other test a scope of its ow
 everything else; the largest groups start first.
 
 A group is every slow test of a module that needs, directly or through another fixture, a
-module-scoped fixture of that module, joined with every other test needing one of the same (so
+module-scoped fixture of that module or a session-scoped fixture of its folder's ``conftest.py``
+(one round read by the tests of several modules), joined with every other test needing one of the same (so
 the tests of ``parallel_round``, which needs ``serial_round``, join those of ``serial_round``). A
 parametrized module fixture is one fixture per parameter: each parameter's round is its own group.
 An autouse fixture groups nothing: it is what a test asks for that counts.
@@ -34,7 +35,9 @@ WORKERINPUT_KEY = "obelize_tests_groups_file"
 
 
 def _module_fixtures(item: pytest.Item) -> set[str]:
-    """``name[param]`` of each module-scoped fixture of the item's own module that the item needs."""
+    """``where::name[param]`` of each fixture the item needs that runs a round once for several tests: a
+    module-scoped fixture of the item's own module (``where`` is the module's path), or a session-scoped
+    one of a folder's ``conftest.py`` (``where`` is that conftest), shared by the folder's modules."""
     info = getattr(item, "_fixtureinfo", None)
     module = getattr(item, "module", None)
     if info is None or module is None:
@@ -52,9 +55,22 @@ def _module_fixtures(item: pytest.Item) -> set[str]:
             continue
         definition = definitions[-1]
         pending.extend(definition.argnames)
+        label = f"{name}[{params[name]}]" if name in params else name
         if definition.scope == "module" and getattr(definition.func, "__module__", None) == module.__name__:
-            found.add(f"{name}[{params[name]}]" if name in params else name)
+            found.add(f"{item.nodeid.split('::', 1)[0]}::{label}")
+        elif definition.scope == "session" and (folder := _folder_conftest(definition.func)) is not None:
+            found.add(f"{folder}::{label}")
     return found
+
+
+def _folder_conftest(func: Any) -> str | None:
+    """``plugin/conftest.py`` when ``func`` is defined in a conftest below ``tests/``, else None
+    (the root conftest's session fixtures, the shared uv caches, are every slow test's)."""
+    code = getattr(func, "__code__", None)
+    path = Path(code.co_filename) if code is not None else None
+    if path is None or path.name != "conftest.py" or path.parent.name == "tests":
+        return None
+    return f"{path.parent.name}/conftest.py"
 
 
 def shared_fixture_groups(items: Iterable[pytest.Item]) -> dict[str, str]:
@@ -71,7 +87,7 @@ def shared_fixture_groups(items: Iterable[pytest.Item]) -> dict[str, str]:
     for item in items:
         if item.get_closest_marker("slow") is None:
             continue
-        keys = sorted(f"{item.nodeid.split('::', 1)[0]}::{name}" for name in _module_fixtures(item))
+        keys = sorted(_module_fixtures(item))
         if not keys:
             continue
         needs[item.nodeid] = keys

@@ -27,10 +27,10 @@ from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record, SuiteResult
 from pytest_obelize_bench.grading.tiers import tier
 from tests.helpers import casefile
+from tests.helpers.project import PROJECT
 from tests.helpers.runs import PINS, RECENT, split_of
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED_POLICY = (ROOT / "cases" / "promotion.yaml").read_bytes()
+SHIPPED_POLICY = (PROJECT / "cases" / "promotion.yaml").read_bytes()
 #: The shipped policy with verified_success as its metric: the protocol's target, for the rules'
 #: own tests (every other threshold is the shipped one).
 VERIFIED_POLICY = SHIPPED_POLICY.replace(b"\nmetric: rows_migrated_share\n", b"\nmetric: verified_success\n")

@@ -20,8 +20,8 @@ import yaml
 
 from pytest_obelize_bench.casefile.cases import load_fixture
 from tests.helpers.gitrepo import GitRepo, make_repo
+from tests.helpers.project import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[2]
 FIXTURES = PROJECT / "cases" / "fixtures"
 #: A macOS key as the upstream cases have; the tests run with --bench-interpreter=minor.
 UPSTREAM_KEY = "cpython-3.12.9-macos-aarch64-none"

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.grading.attempts import record_file_name
 from pytest_obelize_bench.grading.record import (
     ErrorInfo,
@@ -23,7 +23,15 @@ from pytest_obelize_bench.grading.record import (
 from pytest_obelize_bench.grading.repeatability import AttemptFacts
 from pytest_obelize_bench.records.evidence import RunEvidence
 from pytest_obelize_bench.records.manifest import RunManifest
-from pytest_obelize_bench.records.runs import add_record, new_run_id, run_folder, write_manifest
+from pytest_obelize_bench.records.runs import (
+    add_record,
+    case_file_ref,
+    folder_digests,
+    new_run_id,
+    portable_path,
+    run_folder,
+    write_manifest,
+)
 
 RECENT = "2026-12-01T10:00:00Z"
 PINS = (
@@ -241,3 +249,24 @@ def make_run(results: Path, case_file: CaseFile, records: list[Record], **manife
 
 def all_cases(case_file: CaseFile, **kinds: Record) -> list[Record]:
     return [kinds.get(case.id) or unsupported(case.id, control=case.control) for case in case_file.cases]
+
+
+def write_ended_run(results: Path, cases: Path, run_id: str) -> Path:
+    """A complete, ended run of round 2 of ``cases``, as a session leaves it."""
+    case_file = load_case_file(cases)
+    folder = results / "round-2" / "runs" / run_id
+    for case in case_file.cases:
+        add_record(folder, case.id, unsupported(case.id, control=case.control).to_json())
+    manifest = RunManifest(
+        run=run_id,
+        round=2,
+        cases_expected=sorted(c.id for c in case_file.cases),
+        cases_recorded=sorted(c.id for c in case_file.cases),
+        case_file=case_file_ref(cases, results),
+        work_root=portable_path(results.parent / "work", results),
+        started_at="2026-12-01T10:00:00Z",
+        ended_at="2026-12-01T10:05:00Z",
+        digests=folder_digests(folder),
+    )
+    write_manifest(folder, manifest)
+    return folder

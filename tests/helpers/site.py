@@ -20,9 +20,9 @@ from pytest_obelize_bench.grading.tiers import tier
 from pytest_obelize_bench.records.runs import run_folder
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
+from tests.helpers.project import PROJECT
 from tests.helpers.runs import all_cases, make_run, record, unsupported
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "<script>document.title='PWNED'</script>"
 IMAGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
 LONG = "x" * 5000
@@ -77,8 +77,8 @@ def hostile_project(root: Path) -> Path:
     tails = {"baseline": "collected 3 items\n3 passed", "after": f"FAILED test_app.py::test_{SCRIPT}\n" + "z" * 900}
     (folder / "artefacts" / "alpha__navamai.tails.json").write_text(json.dumps(tails), encoding="utf-8")
     # the project's documentation, whose results pages the publication then writes
-    shutil.copytree(ROOT / "docs", project / "docs", ignore=shutil.ignore_patterns("results"))
-    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    shutil.copytree(PROJECT / "docs", project / "docs", ignore=shutil.ignore_patterns("results"))
+    shutil.copy(PROJECT / "mkdocs.yml", project / "mkdocs.yml")
     (project / "docs" / "results").mkdir()
     outcome = publish_round(results, case_file, 2, run_id)
     assert outcome.published, outcome.lines

@@ -15,16 +15,14 @@ from pytest_obelize_bench.gate1.scan_document import load_gate1_inputs, render_g
 from pytest_obelize_bench.records.results_document import apply_blocks, stale_block
 from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
 from pytest_obelize_bench.report.summarize import summarize
-
-ROOT = Path(__file__).resolve().parents[2]
-
+from tests.helpers.project import PROJECT
 
 #: The Gate 1 scan as round 1 published it, kept here so that publishing a new scan breaks no unit test.
-SCAN_DATA = ROOT / "tests" / "data" / "gate1" / "scan.json"
+SCAN_DATA = PROJECT / "tests" / "data" / "gate1" / "scan.json"
 
 
-def _gate1_block(scan: Path = ROOT / "results" / "gate1" / "scan.json") -> str:
-    return render_gate1_block(*load_gate1_inputs(scan, ROOT / "cases" / "gate1"))
+def _gate1_block(scan: Path = PROJECT / "results" / "gate1" / "scan.json") -> str:
+    return render_gate1_block(*load_gate1_inputs(scan, PROJECT / "cases" / "gate1"))
 
 
 def test_the_upstream_gate1_records_render_the_upstream_figures() -> None:
@@ -41,7 +39,7 @@ def test_the_upstream_gate1_records_render_the_upstream_figures() -> None:
 
 
 def test_the_results_document_holds_the_current_gate1_block() -> None:
-    text = (ROOT / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    text = (PROJECT / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     assert stale_block(text, {"gate1": _gate1_block()}) is None
 
 
@@ -59,8 +57,8 @@ def test_blocks_are_replaced_in_place_and_text_around_them_is_kept() -> None:
 
 
 def _copy_project(tmp_path: Path) -> tuple[Path, Path]:
-    shutil.copytree(ROOT / "results", tmp_path / "results")
-    shutil.copytree(ROOT / "cases", tmp_path / "cases", ignore=shutil.ignore_patterns("fixtures", "dryrun-fixtures"))
+    shutil.copytree(PROJECT / "results", tmp_path / "results")
+    shutil.copytree(PROJECT / "cases", tmp_path / "cases", ignore=shutil.ignore_patterns("fixtures", "dryrun-fixtures"))
     return tmp_path / "results", tmp_path / "cases" / "cases.yaml"
 
 

@@ -10,7 +10,7 @@ from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
 from tests.helpers.gitrepo import git, make_repo
-from tests.summary.test_runcommands import write_run
+from tests.helpers.runs import write_ended_run
 
 
 def test_a_round_of_another_case_file_without_bench_results_is_refused(
@@ -18,7 +18,7 @@ def test_a_round_of_another_case_file_without_bench_results_is_refused(
 ) -> None:
     own = casefile.write(pytester.path / "cases" / "cases.yaml", casefile.standard())
     results = pytester.path / "results"
-    write_run(results, own, "20261201T100000Z-aaaaaa")
+    write_ended_run(results, own, "20261201T100000Z-aaaaaa")
     assert publish_round(results, load_case_file(own), 2, "20261201T100000Z-aaaaaa", results_given=False).published
     git("init", "-q", str(results))
     git("add", "-A", cwd=results)

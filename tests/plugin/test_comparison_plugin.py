@@ -28,13 +28,13 @@ from pytest_obelize_bench.comparison.review_file import read_review
 from pytest_obelize_bench.comparison.rows import read_comparison
 from pytest_obelize_bench.records.results_document import stale_block
 from tests.helpers import rounds
+from tests.helpers.project import PROJECT
 from tests.helpers.rounds import run_pytest
 from tests.helpers.sandbox import bwrap_probe
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
-ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "tests" / "agents" / "scripted_agent.py"
+AGENT = PROJECT / "tests" / "agents" / "scripted_agent.py"
 CLEAN_ROWS = 5
 OWNERS = {"clean": "ann", "refused": "cat"}
 
@@ -52,7 +52,7 @@ def build(
     cases.append(rounds.case_row_from_fixture("withheld-part", "bob", root, split="holdout"))
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
     (project / "cases" / "comparison").mkdir(parents=True)
-    prompt = (ROOT / "cases" / "comparison" / "COMPARISON_PROMPT.md").read_bytes()
+    prompt = (PROJECT / "cases" / "comparison" / "COMPARISON_PROMPT.md").read_bytes()
     (project / "cases" / "comparison" / "COMPARISON_PROMPT.md").write_bytes(prompt)
     arms = project / "arms"
     arms.mkdir()

@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.doc_commands import shell_commands
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = [
-    ROOT / "README.md",
-    ROOT / "docs" / "index.md",
-    ROOT / "docs" / "tutorial.md",
-    *sorted((ROOT / "docs" / "how-to").glob("*.md")),
-    *sorted((ROOT / "docs" / "explanation").glob("*.md")),
+    PROJECT / "README.md",
+    PROJECT / "docs" / "index.md",
+    PROJECT / "docs" / "tutorial.md",
+    *sorted((PROJECT / "docs" / "how-to").glob("*.md")),
+    *sorted((PROJECT / "docs" / "explanation").glob("*.md")),
 ]
 SETUP = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
 ROUND = ".venv/bin/pytest --bench-round=2 -n 8 --bench-interpreter=minor"
@@ -75,7 +75,7 @@ def page_commands() -> list[tuple[str, str]]:
     found = []
     for page in PAGES:
         for command in shell_commands(page.read_text(encoding="utf-8")):
-            found.append((page.relative_to(ROOT).as_posix(), command))
+            found.append((page.relative_to(PROJECT).as_posix(), command))
     return found
 
 
@@ -99,14 +99,14 @@ def test_every_page_is_read_and_every_command_not_run_is_still_shown() -> None:
 @pytest.mark.tutorial
 @pytest.mark.parametrize("command", offline_commands())
 def test_an_offline_command_runs_as_pasted(command: str, tmp_path: Path) -> None:
-    if not (ROOT / ".venv" / "bin" / "python").exists():
+    if not (PROJECT / ".venv" / "bin" / "python").exists():
         pytest.skip("the pages' commands use the project's .venv (the set-up of Start here)")
     # The default work root is <system temp>/obelize-bench-<uid>: a temp folder of this test's own.
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=False)
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=PROJECT, capture_output=True, text=True, check=False)
     result = subprocess.run(
-        ["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False
+        ["bash", "-c", command], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=900, check=False
     )
     assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    after = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=False)
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=PROJECT, capture_output=True, text=True, check=False)
     assert after.stdout == before.stdout, f"{command} changed the project's files"

@@ -14,9 +14,9 @@ from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.dryrun.planned_fix import _blocked, _planned_files
 from pytest_obelize_bench.measure.scan_findings import read_findings
 from tests.helpers.gitrepo import make_repo
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "cases" / "dryrun-fixtures"
+FIXTURES = PROJECT / "cases" / "dryrun-fixtures"
 PDF = "py-pdf/pypdf2-to-pypdf"
 OPENAI = "openai/openai-0-to-1"
 
@@ -46,7 +46,8 @@ def test_a_fixture_frame_gives_its_expected_outcomes_and_writes_nothing(
     result = _run(pytester, PDF, pdf_frame, tmp_path, "-v", *workers)
     assert result.ret == 0, result.stdout.str()
     assert any("fixture__py-pdf-complete" in line and "COMPLETE" in line for line in result.outlines)
-    assert result.parseoutcomes() == {"blocked": 1, "complete": 1, "none": 1}
+    outcomes = {kind: n for kind, n in result.parseoutcomes().items() if kind != "warnings"}
+    assert outcomes == {"blocked": 1, "complete": 1, "none": 1}
     assert "fixture frame: nothing written under results/" in result.stdout.str()
     assert not (tmp_path / "results").exists()
 

@@ -11,8 +11,8 @@ import yaml
 
 from pytest_obelize_bench.report.measurement_blocks import MeasurementError, measurement_blocks, measurement_problems
 from tests.helpers.gitrepo import git, make_repo
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
 OPENAI = "openai/openai-0-to-1"
 SHA = "1" * 40
 
@@ -20,8 +20,8 @@ SHA = "1" * 40
 def _published_results(tmp_path: Path) -> Path:
     """A results folder under git holding a published scan, a published dry run and the document."""
     results = tmp_path / "results"
-    shutil.copytree(ROOT / "results" / "gate1", results / "gate1")
-    shutil.copy(ROOT / "results" / "BENCHMARK_RESULTS.md", results / "BENCHMARK_RESULTS.md")
+    shutil.copytree(PROJECT / "results" / "gate1", results / "gate1")
+    shutil.copy(PROJECT / "results" / "BENCHMARK_RESULTS.md", results / "BENCHMARK_RESULTS.md")
     dryrun = results / "dryrun" / "openai__openai-0-to-1"
     dryrun.mkdir(parents=True)
     (dryrun / "dryrun.json").write_text('{"published": "earlier"}\n', encoding="utf-8")
@@ -127,11 +127,11 @@ def test_summarize_check_fails_on_a_hand_edited_or_unnoted_measurement(tmp_path:
 
 def test_a_gate1_block_never_reports_a_frame_in_which_nothing_was_scanned(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    shutil.copytree(ROOT / "results" / "gate1", results / "gate1")
+    shutil.copytree(PROJECT / "results" / "gate1", results / "gate1")
     scan = results / "gate1" / "scan.json"
     data = json.loads(scan.read_text(encoding="utf-8"))
     for repo in data["scanned"]:
         repo.update(error="fetch: fetch_failed: Could not resolve host", findings=[], counts=None)
     scan.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(MeasurementError, match="no repository of the frame was scanned"):
-        measurement_blocks(results, ROOT / "cases")
+        measurement_blocks(results, PROJECT / "cases")

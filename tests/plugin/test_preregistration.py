@@ -11,15 +11,14 @@ import pytest
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from tests.helpers import casefile
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.project import PROJECT
 
 
 def test_run_json_registers_the_policy_sha256_at_the_start(pytester: pytest.Pytester, tmp_path: Path) -> None:
     missing = (tmp_path / "origins" / "gone").as_uri()
     cases = pytester.path / "cases"
     casefile.write(cases / "cases.yaml", casefile.case_file([casefile.case_row("beta", "gone", repo=missing)]))
-    policy = (ROOT / "cases" / "promotion.yaml").read_bytes()
+    policy = (PROJECT / "cases" / "promotion.yaml").read_bytes()
     (cases / "promotion.yaml").write_bytes(policy)
     result = pytester.runpytest_subprocess(
         "--bench-round=2",

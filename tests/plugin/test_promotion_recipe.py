@@ -22,9 +22,9 @@ import pytest
 from tests.helpers import rounds
 from tests.helpers.doc_commands import section, shell_commands
 from tests.helpers.gitrepo import git_env
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = PROJECT / "README.md"
 CANDIDATE = "obelize==0.7.0"
 #: The rules about the evidence: the recipe exists so that none of them stops the gate.
 EVIDENCE_RULES = {
@@ -64,7 +64,7 @@ def run_ids(project: Path) -> list[str]:
 
 @pytest.mark.usefixtures("index_uv_cache")
 def test_the_promotion_recipe_ends_in_a_decision_as_pasted(tmp_path: Path) -> None:
-    if not (ROOT / ".venv" / "bin" / "pytest").exists():
+    if not (PROJECT / ".venv" / "bin" / "pytest").exists():
         pytest.skip("the recipe uses the project's .venv (the set-up of Start here)")
     project = tmp_path / "project"
     cases = [
@@ -76,14 +76,14 @@ def test_the_promotion_recipe_ends_in_a_decision_as_pasted(tmp_path: Path) -> No
     rounds.write_fixture_reviews(
         project / "cases" / "reviews" / "round-2.yaml", cases, {"ann__clean": "clean", "bob__clean": "clean"}
     )
-    policy = (ROOT / "cases" / "promotion.yaml").read_text(encoding="utf-8")
+    policy = (PROJECT / "cases" / "promotion.yaml").read_text(encoding="utf-8")
     (project / "cases" / "promotion.yaml").write_text(policy.replace("\nmin_n: 20\n", "\nmin_n: 3\n"))
     for git in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "cases"]):
         subprocess.run(["git", *git], cwd=project, env=git_env(), check=True, capture_output=True)
     environment = {**rounds.inner_environment(), "TMPDIR": str(tmp_path)}
 
     def paste(command: str) -> subprocess.CompletedProcess[str]:
-        pasted = command.replace(".venv/bin/", f"{ROOT}/.venv/bin/")
+        pasted = command.replace(".venv/bin/", f"{PROJECT}/.venv/bin/")
         shell = ["bash", "-c", pasted]
         return subprocess.run(
             shell, cwd=project, env=environment, capture_output=True, text=True, timeout=1500, check=False

@@ -22,6 +22,7 @@ import yaml
 from pytest_obelize_bench.grading.record import comparable, parse_record
 from pytest_obelize_bench.session.remote import WORK_ENV
 from tests.helpers import rounds
+from tests.helpers.project import PROJECT
 from tests.helpers.sdist import obelize_sdist
 
 pytestmark = [
@@ -32,7 +33,6 @@ pytestmark = [
 PROJECT_PYTHON = Path(sys.executable)
 #: This clone (its .venv, and the package the venv installs in editable mode): a worker machine has
 #: its own clone, so it stays visible even when the clone itself lives under /tmp.
-HARNESS_CLONE = Path(__file__).resolve().parents[2]
 TOOL = "obelize==0.8.0"
 
 
@@ -46,7 +46,7 @@ def write_wrapper(root: Path, project: Path, work: Path, *binds: str) -> Path:
     argv = [
         "bwrap",
         *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
-        *("--tmpfs", "/tmp", "--ro-bind", str(HARNESS_CLONE), str(HARNESS_CLONE), "--tmpfs", str(work)),
+        *("--tmpfs", "/tmp", "--ro-bind", str(PROJECT), str(PROJECT), "--tmpfs", str(work)),
         *("--bind", str(project), str(project), "--tmpfs", str(project / "results")),
         *("--ro-bind", str(root / "origins"), str(root / "origins")),
         *("--bind", str(cache), str(cache), "--bind", str(machine), "/tmp/machine"),

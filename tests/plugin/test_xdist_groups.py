@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.groups import shared_fixture_groups, write_groups
+from tests.helpers.project import PROJECT
 
 MODULE = """
 import pytest
@@ -74,7 +75,30 @@ def test_tests_sharing_a_module_fixture_directly_or_not_are_one_group(pytester: 
     assert name["test_sandboxed[none]"] == "test_shared.py::sandboxed[none]"
 
 
-PROJECT = Path(__file__).resolve().parents[2]
+def test_the_tests_of_two_modules_sharing_a_folder_conftest_session_fixture_are_one_group(
+    pytester: pytest.Pytester,
+) -> None:
+    folder = pytester.mkdir("plugin")
+    (folder / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef serial_round():\n    return 1\n", encoding="utf-8"
+    )
+    body = (
+        "import pytest\n\n@pytest.mark.slow\ndef test_{0}(serial_round): pass\n\n"
+        "def test_{0}_fast(serial_round): pass\n"
+    )
+    (folder / "test_one.py").write_text(body.format("one"), encoding="utf-8")
+    (folder / "test_two.py").write_text(body.format("two"), encoding="utf-8")
+    items, _ = pytester.inline_genitems("-p", "no:obelize_bench", str(folder))
+    found = shared_fixture_groups(items)
+    groups = {item.name: found.get(item.nodeid) for item in items}
+    assert groups == {
+        "test_one": "plugin/conftest.py::serial_round",
+        "test_one_fast": None,
+        "test_two": "plugin/conftest.py::serial_round",
+        "test_two_fast": None,
+    }
+
+
 #: The project's own scheduling hooks, in a project of a few tests.
 PROJECT_CONFTEST = f"""
 import sys

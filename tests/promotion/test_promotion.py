@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -17,9 +16,9 @@ from pytest_obelize_bench.promotion.case_view import pair_cases, side_figures
 from pytest_obelize_bench.promotion.decision import decide, pareto_front, policy_changed, registration
 from pytest_obelize_bench.promotion.reasons import RULES, reason
 from tests.helpers import runs
+from tests.helpers.project import PROJECT
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-ROOT = Path(__file__).resolve().parents[2]
 TIERS = ("verified_success", "partial")
 
 
@@ -144,7 +143,7 @@ def test_policy_changed_after_a_recorded_decision_is_refused() -> None:
 
 
 def test_the_shipped_policy_loads_and_says_why_for_every_threshold() -> None:
-    data = (ROOT / "cases" / "promotion.yaml").read_bytes()
+    data = (PROJECT / "cases" / "promotion.yaml").read_bytes()
     policy, sha = load_policy(data, "cases/promotion.yaml")
     assert len(sha) == 64
     assert policy.min_gated_share == 0.5 and policy.resolution_margin == 2 and policy.min_n == 20

@@ -35,9 +35,8 @@ from pytest_obelize_bench.records.runs import (
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from pytest_obelize_bench.report.summarize import summarize
 from tests.helpers import casefile
+from tests.helpers.project import PROJECT
 from tests.helpers.runs import all_cases, errored, make_run, unsupported
-
-PROJECT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Record,
 from pytest_obelize_bench.grading.tiers import explain_tier, tier
 from pytest_obelize_bench.report.show import forbidden_reports, unmigrated_rows
 from pytest_obelize_bench.session.junit import rewrite_junit
-from tests.grading.test_tiers import verified
+from tests.helpers.measurements import verified
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,7 @@ from pytest_obelize_bench.report.round.round_files import load_round
 from pytest_obelize_bench.report.summarize import summarize
 from pytest_obelize_bench.report.summary_json import round_summary
 from tests.helpers import runs
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.project import PROJECT
 
 
 def flaky_round() -> list[object]:
@@ -59,7 +58,7 @@ def test_the_block_shows_stability_pass_hat_k_and_flaky_cases() -> None:
 def test_the_round_document_and_summary_json_gain_the_block_only_when_repeated(tmp_path: Path) -> None:
     from pytest_obelize_bench.casefile.cases import load_case_file
 
-    project = ROOT / "cases" / "cases.yaml"
+    project = PROJECT / "cases" / "cases.yaml"
     case_file = load_case_file(project)
     first = case_file.cases[0]
     folder = tmp_path / "round-2"
@@ -156,8 +155,8 @@ def test_check_decisions(tmp_path: Path) -> None:
 
 def test_summarize_lists_decisions_and_check_holds_them_to_the_files(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    shutil.copytree(ROOT / "results", results)
-    cases = ROOT / "cases" / "cases.yaml"
+    shutil.copytree(PROJECT / "results", results)
+    cases = PROJECT / "cases" / "cases.yaml"
     assert summarize(results, cases, check=True, out=io.StringIO()) == 0
     decisions = results / "decisions"
     decisions.mkdir()
@@ -176,27 +175,27 @@ def test_summarize_lists_decisions_and_check_holds_them_to_the_files(tmp_path: P
 
 def test_summarize_refuses_a_symlinked_decision(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    shutil.copytree(ROOT / "results", results)
+    shutil.copytree(PROJECT / "results", results)
     (results / "decisions").mkdir()
     planted = tmp_path / "planted.json"
     planted.write_text(json.dumps(decision_document()), encoding="utf-8")
     os.symlink(planted, results / "decisions" / "2026-12-02-new.json")
     out = io.StringIO()
-    assert summarize(results, ROOT / "cases" / "cases.yaml", check=True, out=out) == 1
+    assert summarize(results, PROJECT / "cases" / "cases.yaml", check=True, out=out) == 1
     assert "symlinked decision document is refused" in out.getvalue()
 
 
 @pytest.mark.parametrize("check", [True, False])
 def test_a_symlinked_graded_facts_file_is_one_line_not_a_traceback(tmp_path: Path, check: bool) -> None:
     results = tmp_path / "results"
-    shutil.copytree(ROOT / "results", results)
+    shutil.copytree(PROJECT / "results", results)
     from pytest_obelize_bench.casefile.cases import load_case_file
 
-    case = load_case_file(ROOT / "cases" / "cases.yaml").cases[0]
+    case = load_case_file(PROJECT / "cases" / "cases.yaml").cases[0]
     folder = results / "round-2"
     (folder / "artefacts").mkdir(parents=True)
     (folder / f"{case.id}.json").write_text(runs.record(case.id, split=case.split or "dev").to_json(), encoding="utf-8")
     os.symlink(tmp_path / "elsewhere.json", folder / "artefacts" / f"{case.id}.json")
     out = io.StringIO()
-    assert summarize(results, ROOT / "cases" / "cases.yaml", check=check, out=out) == 1
+    assert summarize(results, PROJECT / "cases" / "cases.yaml", check=check, out=out) == 1
     assert "symlink" in out.getvalue() and out.getvalue().count("\n") == 1

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.report.round.case_entries import RoundData
 from pytest_obelize_bench.report.round.figures import round_figures
 from pytest_obelize_bench.report.round.round_files import load_round
 from pytest_obelize_bench.report.round.tier_charts import SPLITS, headline_chart, round_charts, tiers_chart
 from tests.helpers.handbuilt import make_case, make_record
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.project import PROJECT
 
 
 def test_the_headline_is_each_splits_rate_beside_its_ceiling() -> None:
@@ -33,7 +30,7 @@ def test_the_headline_is_each_splits_rate_beside_its_ceiling() -> None:
 
 
 def test_the_tiers_stack_the_tables_counts_and_an_unrun_round_has_none() -> None:
-    figures = round_figures(load_round(ROOT / "results", load_case_file(ROOT / "cases" / "cases.yaml"), 1))
+    figures = round_figures(load_round(PROJECT / "results", load_case_file(PROJECT / "cases" / "cases.yaml"), 1))
     chart = tiers_chart(figures)
     assert chart is not None
     layers = dict(chart.layers)

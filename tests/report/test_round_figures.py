@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -16,10 +15,10 @@ from pytest_obelize_bench.report.round.round_files import load_round
 from pytest_obelize_bench.report.summary_json import OMIT, SUMMARY_PARTS, figures_summary, round_summary
 from tests.helpers import runs
 from tests.helpers.handbuilt import make_case, make_record
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "results"
-CASES = ROOT / "cases" / "cases.yaml"
+RESULTS = PROJECT / "results"
+CASES = PROJECT / "cases" / "cases.yaml"
 
 
 @pytest.fixture(scope="module")

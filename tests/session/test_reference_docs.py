@@ -9,10 +9,10 @@ from pathlib import Path
 
 from pytest_obelize_bench.cli import main
 from pytest_obelize_bench.session.reference_docs import docs_command, generated_blocks, options_block, plugin_options
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
-PACKAGE = ROOT / "pytest_obelize_bench"
+DOCS = PROJECT / "docs"
+PACKAGE = PROJECT / "pytest_obelize_bench"
 
 
 def copy_docs(tmp_path: Path) -> Path:

@@ -9,7 +9,6 @@ published records that are not one complete run's) is ``LoadedRound.problems``, 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -25,11 +24,11 @@ from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.records.published import JOURNAL_NAME, SUMMARY_NAME, read_published
 from pytest_obelize_bench.records.results_document import DOCUMENT_NAME, render_document
 from pytest_obelize_bench.report.chart_files import write_figures
-from pytest_obelize_bench.report.round.block_markdown import render_round_block
+from pytest_obelize_bench.report.round.block_markdown import render_sections
 from pytest_obelize_bench.report.round.case_entries import RoundData
-from pytest_obelize_bench.report.round.figures import round_figures
+from pytest_obelize_bench.report.round.figures import RoundFigures, round_figures
 from pytest_obelize_bench.report.round.tier_charts import round_charts
-from pytest_obelize_bench.report.summary_json import round_summary
+from pytest_obelize_bench.report.summary_json import figures_summary
 
 _ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
 
@@ -39,19 +38,35 @@ _ROUND_FOLDER = re.compile(r"round-([1-9][0-9]*)")
 # The reviewer files (errors-round-N.yaml) sit beside the case file.
 
 
-def errors_text(results_dir: Path, case_file: CaseFile, data: RoundData, block: str) -> str:
-    """The round's block followed by its error-analysis section, when it has one."""
-    from pytest_obelize_bench.error_analysis.commands import error_section
+@dataclass(frozen=True)
+class RoundOutputs:
+    """Everything a round's figures give, computed once: its block, its charts and summary.json."""
 
-    section = error_section(results_dir, case_file.path.parent, data.round, data.cases)
-    return block.rstrip("\n") + section if section else block
+    block: str
+    charts: list[Chart]
+    summary: dict[str, Any]
+    #: why the round's error analysis could not be read (its block and summary then lack it)
+    errors_problem: str | None = None
 
 
-def _errors_figures(results_dir: Path, case_file: CaseFile, data: RoundData) -> dict[str, Any]:
-    from pytest_obelize_bench.error_analysis.commands import error_summary
+def round_outputs(results_dir: Path, case_file: CaseFile, data: RoundData) -> RoundOutputs:
+    """The round's figures and its error analysis, each computed once, rendered every way they are shown."""
+    from pytest_obelize_bench.error_analysis.commands import error_section, error_summary, round_error_figures
 
-    figures = error_summary(results_dir, case_file.path.parent, data.round, data.cases)
-    return {} if figures is None else {"error_analysis": figures}
+    figures = round_figures(data)
+    block, charts = round_block_with_figures(figures)
+    summary = figures_summary(figures)
+    try:
+        errors = round_error_figures(results_dir, case_file.path.parent, data.round, data.cases)
+    except ValueError as exc:
+        return RoundOutputs(block, charts, summary, str(exc).splitlines()[0])
+    section = error_section(data.round, errors)
+    found = error_summary(errors)
+    return RoundOutputs(
+        block.rstrip("\n") + section if section else block,
+        charts,
+        summary if found is None else {**summary, "error_analysis": found},
+    )
 
 
 def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, Record]:
@@ -81,11 +96,11 @@ def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, R
     return filled
 
 
-def round_block_with_figures(data: RoundData) -> tuple[str, list[Chart]]:
+def round_block_with_figures(figures: RoundFigures) -> tuple[str, list[Chart]]:
     """The round's block with its figures section (before any error analysis), and those figures' charts."""
-    charts = round_charts(round_figures(data))
+    charts = round_charts(figures)
     section = figures_section(charts)
-    block = render_round_block(data)
+    block = render_sections(figures)
     return (block.rstrip("\n") + "\n" + "\n".join(section) + "\n" if section else block), charts
 
 
@@ -174,23 +189,22 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     data = load_round(results_dir, case_file, n)
     document = results_dir / DOCUMENT_NAME
     existing = document.read_text(encoding="utf-8") if document.exists() else None
-    (block, charts), errors = round_block_with_figures(data), {}
     # An unreadable error-analysis file never costs the round its block; --check names it.
-    with contextlib.suppress(ValueError):
-        block, errors = errors_text(results_dir, case_file, data, block), _errors_figures(results_dir, case_file, data)
-    write_figures(results_dir, charts, prune=False)
-    write_atomically(document, render_document(existing, {n: block}))
+    outputs = round_outputs(results_dir, case_file, data)
+    write_figures(results_dir, outputs.charts, prune=False)
+    write_atomically(document, render_document(existing, {n: outputs.block}))
     summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
-    write_atomically(summary_path, _dump({**round_summary(data), **errors}))
+    write_atomically(summary_path, _dump(outputs.summary))
     return document, summary_path
 
 
 __all__ = [
     "LoadedRound",
-    "errors_text",
+    "RoundOutputs",
     "load_round",
     "read_round_folder",
     "round_block_with_figures",
+    "round_outputs",
     "rounds_on_disk",
     "write_round_outputs",
 ]

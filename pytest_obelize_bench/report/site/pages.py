@@ -106,11 +106,12 @@ def _case_pages(
 def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | None, bool]:
     """The round's page, the run it was published from and whether that run was imported."""
     from pytest_obelize_bench.records.runs import list_runs
+    from pytest_obelize_bench.report.round.figures import round_figures
     from pytest_obelize_bench.report.round.round_files import read_round_folder, round_block_with_figures
 
     data = read_round_folder(results, case_file, n).data
     run = None if data.publication is None else str(data.publication["run"])
-    block, _ = round_block_with_figures(data)
+    block, _ = round_block_with_figures(round_figures(data))
     lines = [f"# Round {n}", "", "The round's section of the results document, then each case and each run.", ""]
     lines += [line for line in block.splitlines() if not _MARKER.match(line)]
     rows = []

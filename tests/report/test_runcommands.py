@@ -14,17 +14,9 @@ import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.cli import main as cli_main
-from pytest_obelize_bench.records.runs import (
-    RunManifest,
-    add_record,
-    case_file_ref,
-    folder_digests,
-    portable_path,
-    write_manifest,
-)
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
-from tests.helpers.runs import unsupported
+from tests.helpers.runs import write_ended_run
 
 
 def obelize_bench(*args: str) -> tuple[int, str]:
@@ -41,34 +33,13 @@ def tree(folder: Path) -> dict[str, str]:
     }
 
 
-def write_run(results: Path, cases: Path, run_id: str) -> Path:
-    """A complete, ended run of round 2 of ``cases``, as a session leaves it."""
-    case_file = load_case_file(cases)
-    folder = results / "round-2" / "runs" / run_id
-    for case in case_file.cases:
-        add_record(folder, case.id, unsupported(case.id, control=case.control).to_json())
-    manifest = RunManifest(
-        run=run_id,
-        round=2,
-        cases_expected=sorted(c.id for c in case_file.cases),
-        cases_recorded=sorted(c.id for c in case_file.cases),
-        case_file=case_file_ref(cases, results),
-        work_root=portable_path(results.parent / "work", results),
-        started_at="2026-12-01T10:00:00Z",
-        ended_at="2026-12-01T10:05:00Z",
-        digests=folder_digests(folder),
-    )
-    write_manifest(folder, manifest)
-    return folder
-
-
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The project's own case file with round 2 published in results/, and another case file beside it."""
     own = casefile.write(tmp_path / "cases" / "cases.yaml", casefile.standard())
     other = casefile.case_file([casefile.case_row("omega", "solo")])
     casefile.write(tmp_path / "elsewhere" / "cases.yaml", other)
-    write_run(tmp_path / "results", own, "20261201T100000Z-aaaaaa")
+    write_ended_run(tmp_path / "results", own, "20261201T100000Z-aaaaaa")
     outcome = publish_round(
         tmp_path / "results", load_case_file(own), 2, "20261201T100000Z-aaaaaa", results_given=False
     )
@@ -79,7 +50,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_publishing_another_case_files_round_into_the_projects_results_is_refused(project: Path) -> None:
     results = project / "results"
-    run = write_run(results, project / "elsewhere" / "cases.yaml", "20261202T100000Z-bbbbbb")
+    run = write_ended_run(results, project / "elsewhere" / "cases.yaml", "20261202T100000Z-bbbbbb")
     before = tree(results)
     code, out = obelize_bench("publish", "--run", run.name)
     assert code == 1
@@ -93,19 +64,19 @@ def test_publishing_another_case_files_round_into_the_projects_results_is_refuse
 
 def test_a_results_folder_given_explicitly_or_fresh_is_never_refused(project: Path) -> None:
     results = project / "results"
-    run = write_run(results, project / "elsewhere" / "cases.yaml", "20261202T100000Z-bbbbbb")
+    run = write_ended_run(results, project / "elsewhere" / "cases.yaml", "20261202T100000Z-bbbbbb")
     code, out = obelize_bench("publish", "--run", f"round-2:{run.name}", "--results", "results")
     assert code == 0, out
     fresh = project / "fresh"
-    run = write_run(fresh, project / "elsewhere" / "cases.yaml", "20261203T100000Z-cccccc")
+    run = write_ended_run(fresh, project / "elsewhere" / "cases.yaml", "20261203T100000Z-cccccc")
     code, out = obelize_bench("publish", "--run", str(run), "--results", str(fresh))
     assert code == 0, out
 
 
 def test_show_regrade_compare_and_runs_read_a_run_with_its_own_case_file(project: Path) -> None:
     results = project / "theirs"
-    first = write_run(results, project / "elsewhere" / "cases.yaml", "20261202T100000Z-bbbbbb")
-    second = write_run(results, project / "elsewhere" / "cases.yaml", "20261203T100000Z-cccccc")
+    first = write_ended_run(results, project / "elsewhere" / "cases.yaml", "20261202T100000Z-bbbbbb")
+    second = write_ended_run(results, project / "elsewhere" / "cases.yaml", "20261203T100000Z-cccccc")
     code, out = obelize_bench("publish", "--run", first.name, "--results", str(results))
     assert code == 0, out
     logs = project / "work" / "round-2" / "omega__solo.logs"

@@ -10,8 +10,7 @@ from pytest_obelize_bench.comparison.block_text import comparison_charts
 from pytest_obelize_bench.comparison.drawing import comparison_chart
 from pytest_obelize_bench.comparison.score import ArmCase
 from pytest_obelize_bench.report.summarize import summarize
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.project import PROJECT
 
 
 def score(case: str, cleared: int, runtime: float | None) -> ArmCase:
@@ -33,15 +32,15 @@ def test_a_case_without_a_runtime_has_no_point_and_the_caption_counts_the_cases(
 
 
 def test_round_1s_chart_shows_the_published_totals() -> None:
-    (chart,) = comparison_charts(ROOT / "results", ROOT / "cases" / "cases.yaml")
+    (chart,) = comparison_charts(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
     totals = {series.name: sum(y for _, _, y in series.points) for series in chart.series}
     assert sorted(totals.values()) == [17.0, 154.0]
     assert all(len(series.points) == 13 for series in chart.series)
 
 
 def test_summarize_check_fails_when_the_comparison_figure_changes(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "results", tmp_path / "results")
-    shutil.copytree(ROOT / "cases", tmp_path / "cases", ignore=shutil.ignore_patterns("fixtures", "dryrun-fixtures"))
+    shutil.copytree(PROJECT / "results", tmp_path / "results")
+    shutil.copytree(PROJECT / "cases", tmp_path / "cases", ignore=shutil.ignore_patterns("fixtures", "dryrun-fixtures"))
     results, cases = tmp_path / "results", tmp_path / "cases" / "cases.yaml"
     assert summarize(results, cases, check=True, out=StringIO()) == 0
     figure = results / "figures" / "comparison-round-1.svg"

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pytest_obelize_bench.gate1.matching import pooled
 from pytest_obelize_bench.gate1.recall_chart import POOLED, gate1_chart
 from pytest_obelize_bench.gate1.scan_document import gate1_charts, key_matches, load_gate1_inputs
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-SCAN_DATA = ROOT / "tests" / "data" / "gate1" / "scan.json"
+SCAN_DATA = PROJECT / "tests" / "data" / "gate1" / "scan.json"
 
 
 def test_each_scanned_key_gets_its_precision_and_recall_with_n() -> None:
-    document, frame, keys, label = load_gate1_inputs(SCAN_DATA, ROOT / "cases" / "gate1")
+    document, frame, keys, label = load_gate1_inputs(SCAN_DATA, PROJECT / "cases" / "gate1")
     (chart,) = gate1_charts(document, frame, keys, label)
     matches = key_matches(document, keys)
     assert chart.groups[0] == POOLED
@@ -27,7 +25,7 @@ def test_each_scanned_key_gets_its_precision_and_recall_with_n() -> None:
 
 
 def test_an_unscanned_key_has_no_mark() -> None:
-    document, _, keys, _ = load_gate1_inputs(SCAN_DATA, ROOT / "cases" / "gate1")
+    document, _, keys, _ = load_gate1_inputs(SCAN_DATA, PROJECT / "cases" / "gate1")
     matches = dict(key_matches(document, keys))
     gone = next(iter(matches))
     matches[gone] = None

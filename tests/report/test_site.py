@@ -20,14 +20,13 @@ import yaml
 from pytest_obelize_bench.report.site.case_page import marked_lines
 from pytest_obelize_bench.report.site.escape import code, cut_lines, fenced, text
 from tests.helpers.crash import obelize_bench
+from tests.helpers.project import PROJECT
 from tests.helpers.site import DETAIL, HOSTILE_FILE, hostile_project
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def render(page: str) -> str:
     """A page as the site renders it: the extensions of mkdocs.yml."""
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((PROJECT / "mkdocs.yml").read_text(encoding="utf-8"))
     names = [next(iter(e)) if isinstance(e, dict) else e for e in config["markdown_extensions"]]
     return str(markdown.markdown(page, extensions=names))
 
@@ -174,14 +173,14 @@ def test_each_decision_has_a_page_with_every_rule_it_checked(tmp_path: Path) -> 
 def test_the_published_gate1_has_a_page_per_labelled_repository_with_its_rows() -> None:
     from pytest_obelize_bench.report.site.pages import site_files
 
-    files = site_files(ROOT / "results", ROOT / "cases" / "cases.yaml")
-    scan = json.loads((ROOT / "results" / "gate1" / "scan.json").read_text("utf-8"))
-    labelled = sorted(p.stem for p in (ROOT / "cases" / "gate1" / "labels").glob("*.yaml"))
+    files = site_files(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
+    scan = json.loads((PROJECT / "results" / "gate1" / "scan.json").read_text("utf-8"))
+    labelled = sorted(p.stem for p in (PROJECT / "cases" / "gate1" / "labels").glob("*.yaml"))
     assert sorted(name[6:-3] for name in files if name.startswith("gate1/")) == labelled
     assert all(f"(gate1/{slug}.md)" in str(files["gate1.md"]) for slug in labelled)
     from pytest_obelize_bench.gate1.scan_document import key_matches, load_gate1_inputs
 
-    document, _, keys, _ = load_gate1_inputs(ROOT / "results" / "gate1" / "scan.json", ROOT / "cases" / "gate1")
+    document, _, keys, _ = load_gate1_inputs(PROJECT / "results" / "gate1" / "scan.json", PROJECT / "cases" / "gate1")
     for name, match in key_matches(document, keys).items():
         page = str(files[f"gate1/{name.replace('/', '__')}.md"])
         assert match is not None and f"## Found and labelled ({match.true_positive})" in page
@@ -199,8 +198,8 @@ def test_each_compared_case_has_both_arms_side_by_side() -> None:
     from pytest_obelize_bench.comparison.rows import read_comparison
     from pytest_obelize_bench.report.site.pages import site_files
 
-    files = site_files(ROOT / "results", ROOT / "cases" / "cases.yaml")
-    record = read_comparison(ROOT / "results" / "comparison" / "round-1.json")
+    files = site_files(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
+    record = read_comparison(PROJECT / "results" / "comparison" / "round-1.json")
     assert sorted(n[19:-3] for n in files if n.startswith("comparison-round-1/")) == sorted(record.cases)
     for case_id, case in record.cases.items():
         page = str(files[f"comparison-round-1/{case_id}.md"])
@@ -220,7 +219,7 @@ def test_both_arms_diffs_show_as_text_with_the_key_rows_marked() -> None:
     from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
     from tests.helpers.site import SCRIPT
 
-    record = read_comparison(ROOT / "results" / "comparison" / "round-1.json")
+    record = read_comparison(PROJECT / "results" / "comparison" / "round-1.json")
     case_id = sorted(record.cases)[0]
     ours = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n-import google.generativeai\n+from google import genai\n"
     ours += f" {SCRIPT}\n"

@@ -14,11 +14,11 @@ import yaml
 
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.casefile.promotion_policy import policy_beside
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
 from pytest_obelize_bench.cli import main
 from pytest_obelize_bench.comparison.assemble import ComparisonScore, assemble
 from pytest_obelize_bench.comparison.block_text import comparison_blocks, round_facts
 from pytest_obelize_bench.comparison.review_file import (
-    ReviewFileError,
     parse_review,
     read_review,
     review_problems,
@@ -30,12 +30,12 @@ from pytest_obelize_bench.comparison.rows import (
 )
 from pytest_obelize_bench.comparison.side_by_side import render_comparison_block
 from pytest_obelize_bench.report.summarize import summarize
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-RECORD = ROOT / "results" / "comparison" / "round-1.json"
-REVIEW = ROOT / "cases" / "comparison-round-1.yaml"
-PROMPT = ROOT / "cases" / "comparison" / "COMPARISON_PROMPT.md"
-SUMS = ROOT / "tests" / "data" / "upstream" / "comparison" / "SHA256SUMS"
+RECORD = PROJECT / "results" / "comparison" / "round-1.json"
+REVIEW = PROJECT / "cases" / "comparison-round-1.yaml"
+PROMPT = PROJECT / "cases" / "comparison" / "COMPARISON_PROMPT.md"
+SUMS = PROJECT / "tests" / "data" / "upstream" / "comparison" / "SHA256SUMS"
 
 
 def test_upstreams_files_are_kept_byte_for_byte() -> None:
@@ -45,9 +45,9 @@ def test_upstreams_files_are_kept_byte_for_byte() -> None:
 
 
 def _score() -> ComparisonScore:
-    cases = {case.id: case for case in load_case_file(ROOT / "cases" / "cases.yaml").cases}
+    cases = {case.id: case for case in load_case_file(PROJECT / "cases" / "cases.yaml").cases}
     record = read_comparison(RECORD)
-    return assemble(record, read_review(REVIEW), cases, round_facts(ROOT / "results", 1, cases))
+    return assemble(record, read_review(REVIEW), cases, round_facts(PROJECT / "results", 1, cases))
 
 
 def test_round_one_under_the_protocols_matching_gives_upstreams_figures() -> None:
@@ -63,8 +63,8 @@ def test_round_one_under_the_protocols_matching_gives_upstreams_figures() -> Non
 
 
 def test_the_results_document_holds_the_current_comparison_block() -> None:
-    blocks = comparison_blocks(ROOT / "results", ROOT / "cases" / "cases.yaml")
-    text = (ROOT / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    blocks = comparison_blocks(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
+    text = (PROJECT / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     assert "<!-- comparison-round-1:begin" in text
     assert blocks["comparison-round-1"].strip("\n") in text
     assert "| `general_agent` | 13 | 1 of 13" in blocks["comparison-round-1"]
@@ -107,8 +107,8 @@ def test_the_check_names_missing_reviews_and_wrong_entries_on_unchanged_files() 
 
 def _project(tmp_path: Path) -> tuple[Path, Path]:
     results, cases = tmp_path / "results", tmp_path / "cases"
-    shutil.copytree(ROOT / "results", results)
-    shutil.copytree(ROOT / "cases", cases)
+    shutil.copytree(PROJECT / "results", results)
+    shutil.copytree(PROJECT / "cases", cases)
     return results, cases / "cases.yaml"
 
 
@@ -141,14 +141,14 @@ def test_summarize_check_covers_the_comparison_block(tmp_path: Path) -> None:
 
 
 def test_a_case_where_obelizes_scan_and_plan_disagree_is_flagged_in_the_block() -> None:
-    cases = {case.id: case for case in load_case_file(ROOT / "cases" / "cases.yaml").cases}
+    cases = {case.id: case for case in load_case_file(PROJECT / "cases" / "cases.yaml").cases}
     data = json.loads(RECORD.read_text())
     # Put one cleared row back into obelize's tree: the scan now says 2 where the plan says 3.
     data["cases"]["ashishkumar5de__PDF-QL"]["findings"]["obelize"] = [["app.py", 9, "import", "google.generativeai"]]
     record = parse_comparison(data, "round-1.json")
-    score = assemble(record, read_review(REVIEW), cases, round_facts(ROOT / "results", 1, cases))
+    score = assemble(record, read_review(REVIEW), cases, round_facts(PROJECT / "results", 1, cases))
     flagged = [one for one in score.calibration if one.agrees is False]
     assert [(one.case, one.scan_cleared, one.plan_migrated) for one in flagged] == [("ashishkumar5de__PDF-QL", 2, 3)]
-    block = render_comparison_block(score, policy_beside(ROOT / "cases" / "cases.yaml"))
+    block = render_comparison_block(score, policy_beside(PROJECT / "cases" / "cases.yaml"))
     assert "they agree on 12 of 13 cases" in block
     assert "**Flagged: the scan and the plan disagree.**" in block and "| ashishkumar5de__PDF-QL | 2 | 3 |" in block

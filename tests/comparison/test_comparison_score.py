@@ -5,7 +5,6 @@ from __future__ import annotations
 from pytest_obelize_bench.casefile.cases import CallSite, Case, GroundTruth, ManifestRow
 from pytest_obelize_bench.comparison.score import (
     ArmInputs,
-    arm_ceiling,
     arm_totals,
     cleared_rows,
     comparison_tier,
@@ -13,6 +12,7 @@ from pytest_obelize_bench.comparison.score import (
     score_arm,
 )
 from pytest_obelize_bench.grading.record import SuiteResult
+from pytest_obelize_bench.grading.tiers import ceiling
 
 PASS = SuiteResult(status="pass", passed=3, failed=0, skipped=0)
 FAIL = SuiteResult(status="fail", passed=2, failed=1, skipped=0)
@@ -135,10 +135,14 @@ def test_the_tier_ladder_in_order() -> None:
 
 def test_a_manual_row_caps_only_the_rules_and_no_test_command_caps_both() -> None:
     manual = _case(manual=True)
-    assert arm_ceiling(manual, rules=True) == "a row the key marks `manual`"
-    assert arm_ceiling(manual, rules=False) is None
+    assert ceiling(manual, reviewed=None, rules=True) == "a row the key marks `manual`"
+    assert ceiling(manual, reviewed=None, rules=False) is None
     no_tests = _case(test_cmd=None)
-    assert arm_ceiling(no_tests, rules=True) == arm_ceiling(no_tests, rules=False) == "no test command"
+    assert (
+        ceiling(no_tests, reviewed=None, rules=True)
+        == ceiling(no_tests, reviewed=None, rules=False)
+        == "no test command"
+    )
 
 
 def test_an_errored_arm_measured_nothing_and_keeps_every_row_in_its_corrections() -> None:

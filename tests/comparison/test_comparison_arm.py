@@ -18,9 +18,9 @@ from pytest_obelize_bench.comparison.arm import (
     render_prompt,
 )
 from pytest_obelize_bench.comparison.trees import read_stamp
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-PROMPT = ROOT / "cases" / "comparison" / "COMPARISON_PROMPT.md"
+PROMPT = PROJECT / "cases" / "comparison" / "COMPARISON_PROMPT.md"
 
 
 def _arm(**overrides: Any) -> dict[str, Any]:

@@ -12,11 +12,11 @@ import yaml
 from pytest_obelize_bench.gate1.labels import LabelError, load_keys
 from pytest_obelize_bench.measure.frame import FrameError, load_frame
 from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
+from tests.helpers.project import PROJECT
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "cases" / "gate1" / "sample.yaml"
-LABELS = ROOT / "cases" / "gate1" / "labels"
-SCAN = ROOT / "results" / "gate1" / "scan.json"
+SAMPLE = PROJECT / "cases" / "gate1" / "sample.yaml"
+LABELS = PROJECT / "cases" / "gate1" / "labels"
+SCAN = PROJECT / "results" / "gate1" / "scan.json"
 
 
 def test_the_sample_frame_loads_with_its_bands_and_rejections() -> None:

@@ -13,8 +13,7 @@ from pytest_obelize_bench._util.charts import PointChart, PointSeries, RateChart
 from pytest_obelize_bench._util.stats import rate_of
 from pytest_obelize_bench.report.chart_files import check_figures, draw, draw_reusing, render_key, write_figures
 from pytest_obelize_bench.report.summarize import summarize
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.project import PROJECT
 
 RATES = RateChart(
     "rates.svg",
@@ -80,8 +79,8 @@ def test_check_fails_on_one_changed_byte_a_missing_figure_and_a_figure_no_block_
 
 def test_summarize_check_fails_when_one_byte_of_a_committed_figure_changes(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    shutil.copytree(ROOT / "results", results)
-    cases = ROOT / "cases" / "cases.yaml"
+    shutil.copytree(PROJECT / "results", results)
+    cases = PROJECT / "cases" / "cases.yaml"
     out = io.StringIO()
     assert summarize(results, cases, check=True, out=out) == 0, out.getvalue()
     figure = results / "figures" / "round-1-headline.svg"
