@@ -102,6 +102,12 @@ def test_no_module_is_over_400_lines() -> None:
     assert long == {}
 
 
+def test_no_test_file_is_over_400_lines() -> None:
+    files = (path for path in (PROJECT / "tests").rglob("*.py") if "data" not in path.relative_to(PROJECT).parts)
+    long = {path.relative_to(PROJECT).as_posix(): n for path in files if (n := len(path.read_text().splitlines())) > 400}
+    assert long == {}
+
+
 def test_the_import_contracts_hold() -> None:
     linter = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if linter is None:
