@@ -1,7 +1,8 @@
 """``obelize-bench``: the same library as the plugin, for what is not a test run.
 
 Each subcommand is a thin reader/printer around pure functions; exit status 0 means the
-check holds, 1 that it does not, 2 that the input could not be read.
+check holds, 1 that it does not, 2 that the input could not be read. What a subcommand needs is
+imported inside it, for start-up time: ``obelize-bench --help`` loads no round, no chart library.
 """
 
 from __future__ import annotations

@@ -104,8 +104,8 @@ def test_no_module_is_over_400_lines() -> None:
 
 def test_no_test_file_is_over_400_lines() -> None:
     files = (path for path in (PROJECT / "tests").rglob("*.py") if "data" not in path.relative_to(PROJECT).parts)
-    long = {path.relative_to(PROJECT).as_posix(): n for path in files if (n := len(path.read_text().splitlines())) > 400}
-    assert long == {}
+    sizes = {path.relative_to(PROJECT).as_posix(): len(path.read_text().splitlines()) for path in files}
+    assert {name: n for name, n in sizes.items() if n > 400} == {}
 
 
 def test_the_import_contracts_hold() -> None:
@@ -129,6 +129,42 @@ def _imports(tree: ast.AST) -> list[str]:
             found += [alias.name for alias in node.names]
         found += _imports(node)
     return found
+
+
+#: The modules ``pytest --help`` and ``obelize-bench --help`` load: each says in its docstring that what
+#: a hook or a command needs is imported inside it, for start-up time.
+START_UP = {"plugin.py", "cli.py", "session/round_kind.py", "session/frame_kind.py", "session/comparison_kind.py"}
+
+
+def _late_imports(path: Path) -> list[int]:
+    """The lines of imports inside a function that give no reason (a comment on the line or above it)."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    late = []
+    for function in ast.walk(ast.parse(text)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                # a comment on the line, or above the run of import lines it belongs to
+                above = node.lineno - 1
+                while above > 0 and lines[above - 1].strip().startswith(("import ", "from ")):
+                    above -= 1
+                group = lines[above - 1 : node.lineno] if above > 0 else lines[: node.lineno]
+                if not any("#" in line for line in group):
+                    late.append(node.lineno)
+    return late
+
+
+def test_an_import_inside_a_function_says_why_outside_the_start_up_modules() -> None:
+    found = {name: _late_imports(PACKAGE / name) for name in package_modules() if name not in START_UP}
+    assert {name: late for name, late in found.items() if late} == {}
+
+
+def test_the_start_up_modules_say_why_they_import_late() -> None:
+    for name in START_UP:
+        doc = ast.get_docstring(ast.parse((PACKAGE / name).read_text(encoding="utf-8"))) or ""
+        assert "start-up" in doc or "import-light" in doc, name
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:

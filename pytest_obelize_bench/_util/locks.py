@@ -4,6 +4,10 @@ of a round at a time (waiting a bounded time, then naming the holder)."""
 from __future__ import annotations
 
 import fcntl
+import os
+import socket
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,10 +43,6 @@ def holder_lock(path: Path, what: str, wait: float = DEFAULT_WAIT_S) -> Iterator
     that gives up can say who holds it (``LockBusy``). The lock is the kernel's (``flock``): a
     holder that dies releases it, and a stale line in the file means nothing.
     """
-    import os
-    import socket
-    import sys
-    import time
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o644)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import stat
 import tempfile
 from pathlib import Path
@@ -203,8 +204,6 @@ def fault_point(path: Path | None = None) -> None:
         return
     _writes[0] += 1
     if _writes[0] == int(wanted):
-        import signal
-
         os.kill(os.getpid(), signal.SIGKILL)
 
 

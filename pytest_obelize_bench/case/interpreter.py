@@ -96,6 +96,7 @@ def describe_interpreter() -> dict[str, str]:
     every Python uv can create a venv for: no newer syntax, stdlib only (the return annotation is
     dropped from what is sent).
     """
+    # inside: this function's source is what the other interpreter runs, imports and all
     import platform
     import sys
     import sysconfig

@@ -10,6 +10,7 @@ environment already resolved installs offline, ``envreuse.py``), and its record 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import sys
@@ -17,11 +18,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.case import templates
+from pytest_obelize_bench.case.checkout import fetch_checkout
 from pytest_obelize_bench.case.context import RoundContext
-from pytest_obelize_bench.case.environment import link_mode
+from pytest_obelize_bench.case.environment import (
+    case_environment,
+    check_installed_version,
+    create_venv,
+    install_pinned,
+    link_mode,
+    packages_digest,
+    run_install_commands,
+    uv_version,
+)
+from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, reuse_install
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.case.run import CaseKind, CaseRun
-from pytest_obelize_bench.case.templates import Template
+from pytest_obelize_bench.case.templates import Template, Templates, copy_view, in_view
+from pytest_obelize_bench.case.upper_layer import drop_caches
 from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.grading.record import Record, comparable, differences
 from pytest_obelize_bench.isolation.executor import Executor, OfflineExecutor
@@ -47,8 +63,6 @@ class FixtureCase:
         shutil.copytree(Path(run.case.source or ""), run.checkout, symlinks=True, ignore=FIXTURE_COPY_IGNORE)
 
     def venv(self, run: CaseRun) -> None:
-        from pytest_obelize_bench.case.environment import Interpreter
-
         run.interpreter = Interpreter(
             requested="",
             used="",
@@ -80,7 +94,6 @@ class RepositoryCase:
     offline: bool = False
 
     def step_variables(self, context: RoundContext) -> dict[str, str]:
-        import os
 
         variables = {"UV_EXCLUDE_NEWER": context.exclude_newer or ""}
         if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
@@ -91,7 +104,6 @@ class RepositoryCase:
         return executor
 
     def checkout(self, run: CaseRun) -> None:
-        from pytest_obelize_bench.case.checkout import fetch_checkout
 
         case = run.case
         owner, _, name = (case.full_name or "").partition("/")
@@ -108,8 +120,6 @@ class RepositoryCase:
 
     def venv(self, run: CaseRun) -> None:
         """Step 2: a view of the template of the case's key when one exists, else a new venv."""
-        from pytest_obelize_bench.case import templates
-        from pytest_obelize_bench.case.environment import case_environment, create_venv, uv_version
 
         run.uv_version = uv_version()
         venv = run.checkout / ".venv"
@@ -133,7 +143,6 @@ class RepositoryCase:
 
     def legacy_sdk(self, run: CaseRun) -> None:
         """Steps 3 and 4: the template's legacy SDK checked in the case's view, or installs of its own."""
-        from pytest_obelize_bench.case.environment import check_installed_version
 
         case = run.case
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
@@ -161,7 +170,6 @@ class RepositoryCase:
     def new_sdk(self, run: CaseRun) -> None:
         """Step 7: the new SDK over the view the baseline ran in, installed or, when that view is
         still its template's, mounted from the template of that install (``templates.py``)."""
-        from pytest_obelize_bench.case.environment import packages_digest
 
         case = run.case
         legacy, new = PACK_DISTRIBUTIONS[case.pack]
@@ -188,8 +196,6 @@ def kind_for(context: RoundContext) -> CaseKind:
 
 def _template_for(run: CaseRun, used: str) -> Template | None:
     """The finished template of the case's environment key, which this sets (None: no key)."""
-    from pytest_obelize_bench.case.envreuse import command_material
-    from pytest_obelize_bench.case.templates import Templates
 
     case = run.case
     legacy, _ = PACK_DISTRIBUTIONS[case.pack]
@@ -203,7 +209,6 @@ def _template_for(run: CaseRun, used: str) -> Template | None:
 
 def _take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
     """The case's venv becomes its own view of ``template``: an overlay in the sandbox, else a copy."""
-    from pytest_obelize_bench.case.templates import copy_view, in_view
 
     venv = run.checkout / ".venv"
     if run.sandbox is not None:
@@ -217,8 +222,6 @@ def _take_template(run: CaseRun, template: Template, interpreter: Interpreter) -
 
 def _own_installs(run: CaseRun) -> None:
     """Step 3: the reviewed install commands, offline when their content key was resolved before."""
-    from pytest_obelize_bench.case.environment import run_install_commands
-    from pytest_obelize_bench.case.envreuse import Marks, reuse_install
 
     if not run.case.install:
         return
@@ -241,7 +244,6 @@ def _own_installs(run: CaseRun) -> None:
 
 def _published(run: CaseRun, install: Callable[[], str]) -> str:
     """``install()``, then the case's venv published as its key's template once the install ran."""
-    from pytest_obelize_bench.case.templates import Templates
 
     def publish() -> None:
         key = run.env_template
@@ -260,7 +262,6 @@ def _then_published(install: Callable[[], str], publish: Callable[[], object]) -
     Published before the check's verdict is known to matter: a version mismatch is what these
     inputs install, and a case reusing the template must (and does) meet the same mismatch.
     """
-    from pytest_obelize_bench._util.case_error import CaseError
 
     try:
         observed = install()
@@ -275,8 +276,6 @@ def _then_published(install: Callable[[], str], publish: Callable[[], object]) -
 def _unwritten_template(run: CaseRun) -> Template | None:
     """The template an overlay case's view still is after its baseline (it wrote nothing but
     bytecode caches into its venv, which are dropped); None for any other case."""
-    from pytest_obelize_bench.case.templates import Templates
-    from pytest_obelize_bench.case.upper_layer import drop_caches
 
     if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
         return None
@@ -289,8 +288,6 @@ def _unwritten_template(run: CaseRun) -> Template | None:
 def _new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
     """The installed template of ``before`` and the new pin mounted over the case's view, checked
     there; without one, the install into the view, which is then published as that template."""
-    from pytest_obelize_bench.case.environment import check_installed_version
-    from pytest_obelize_bench.case.templates import Templates
 
     sandbox = run.sandbox
     key = _environment_key(run, [*before, f"{distribution}=={version}"])
@@ -317,7 +314,6 @@ def _new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str,
 
 def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
     """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``_reused``)."""
-    from pytest_obelize_bench.case.environment import install_pinned
 
     return _reused(
         run,
@@ -338,7 +334,6 @@ def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, versio
 def _environment_key(run: CaseRun, installs: list[str], *, used: str | None = None) -> str | None:
     """The key of the case's environment once ``installs`` ran after its install commands (on the
     interpreter ``used``, by default the case venv's)."""
-    from pytest_obelize_bench.case.envreuse import environment_key
 
     return environment_key(
         interpreter_used=run.venv().used if used is None else used,
@@ -352,7 +347,6 @@ def _environment_key(run: CaseRun, installs: list[str], *, used: str | None = No
 
 def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
     """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
-    from pytest_obelize_bench.case.envreuse import Marks, reuse_install
 
     key = _environment_key(run, installs)
     marks = Marks(Path(run.context.work_root))
@@ -368,7 +362,6 @@ def expected_path(case: Case) -> Path:
 
 def write_expected(case: Case, record: Record) -> None:
     """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
 
     write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
 

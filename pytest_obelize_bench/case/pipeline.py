@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.isolation.workspace import Workspace
 
 from pytest_obelize_bench._util.clock import utc_now
+from pytest_obelize_bench.case.content_key import content_key
+from pytest_obelize_bench.case.environment import UNSANDBOXED_LINKS
+from pytest_obelize_bench.case.kinds import kind_for
+from pytest_obelize_bench.case.suite import compile_written, run_suite
+from pytest_obelize_bench.case.work_folder import stage as stage_workspace
+from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, review_for, reviews_for_case
 from pytest_obelize_bench.grading.attempts import attempt_stem
+from pytest_obelize_bench.grading.grade import grade
+from pytest_obelize_bench.grading.graded_facts import artefacts_to_json
 from pytest_obelize_bench.grading.record import (
     ErrorInfo,
     Provenance,
@@ -40,6 +48,14 @@ from pytest_obelize_bench.grading.record import (
     StepRecord,
     SuiteResult,
 )
+from pytest_obelize_bench.grading.tiers import tier
+from pytest_obelize_bench.isolation.elide import public_detail, redact
+from pytest_obelize_bench.isolation.executor import ProcessExecutor
+from pytest_obelize_bench.isolation.sandbox import provenance_label
+from pytest_obelize_bench.isolation.steps import StepRunner
+from pytest_obelize_bench.isolation.workspace import check_isolation
+from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest, patch_publishable, published_beside
+from pytest_obelize_bench.tool.fix_step import run_fix
 
 #: The most graded facts (results/round-N/artefacts/<id>.json) one case may publish: the one cap
 #: their readers use, so whatever a case publishes can be read back.
@@ -82,7 +98,6 @@ def sandbox_for_case(
 
 
 def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: ReviewBook | None = None) -> CaseRun:
-    from pytest_obelize_bench.case.kinds import kind_for
 
     own = case.origin == "fixture"  # a fixture's answers are in its own reviews.yaml
     run = CaseRun(
@@ -95,11 +110,6 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: Rev
     )
 
     def stage() -> None:
-        from pytest_obelize_bench.case.environment import UNSANDBOXED_LINKS
-        from pytest_obelize_bench.case.work_folder import stage as stage_workspace
-        from pytest_obelize_bench.isolation.executor import ProcessExecutor
-        from pytest_obelize_bench.isolation.steps import StepRunner
-        from pytest_obelize_bench.isolation.workspace import check_isolation
 
         if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
             raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
@@ -151,7 +161,6 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
 
 
 def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> SuiteResult:
-    from pytest_obelize_bench.case.suite import run_suite
 
     return run_suite(
         run.steps(),
@@ -167,9 +176,6 @@ def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> Su
 
 def run_steps(run: CaseRun) -> None:
     """Steps 5 to 8; each one only if everything before it succeeded."""
-    from pytest_obelize_bench.case.suite import compile_written
-    from pytest_obelize_bench.tool.evidence_copy import copy_artefacts, patch_digest, patch_publishable
-    from pytest_obelize_bench.tool.fix_step import run_fix
 
     case = run.case
 
@@ -185,7 +191,6 @@ def run_steps(run: CaseRun) -> None:
         copy_artefacts(fixed.folder, run.tree().artefacts, publish_patch=patch_publishable(case.license))
         if run.artefacts is not None and run.artefacts.written:
             run.patch_sha256 = patch_digest(fixed.folder)
-        from pytest_obelize_bench.grading.graded_facts import artefacts_to_json
 
         size = len(artefacts_to_json(run.artefacts).encode("utf-8"))
         if size > MAX_GRADED_FACTS_BYTES:
@@ -217,7 +222,6 @@ def run_steps(run: CaseRun) -> None:
 
 
 def _sandbox_label(run: CaseRun) -> str:
-    from pytest_obelize_bench.isolation.sandbox import provenance_label
 
     return provenance_label(run.context.sandbox, suites_network=run.case.tests_require_network, offline=run.offline)
 
@@ -226,7 +230,6 @@ def _content_key(run: CaseRun) -> str | None:
     """The key ``--bench-resume`` compares; only a round case whose venv was made has one."""
     if run.offline or run.interpreter is None or not run.interpreter.used:
         return None
-    from pytest_obelize_bench.case.content_key import content_key
 
     context = run.context
     return content_key(
@@ -247,7 +250,6 @@ def patch_review(run: CaseRun) -> Review | None:
     The file was checked when the session started (``session/startup``); one that has become
     unreadable since gives no answer rather than another patch's.
     """
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, review_for, reviews_for_case
 
     context = run.context
     book = run.reviews
@@ -261,8 +263,6 @@ def patch_review(run: CaseRun) -> Review | None:
 
 def build_record(run: CaseRun) -> Record:
     """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
-    from pytest_obelize_bench.grading.grade import grade
-    from pytest_obelize_bench.grading.tiers import tier
 
     case, context = run.case, run.context
     measurements = grade(
@@ -276,8 +276,6 @@ def build_record(run: CaseRun) -> Record:
     )
     error = None
     if run.error is not None:
-        from pytest_obelize_bench.isolation.elide import public_detail
-
         detail = public_detail(run.error.detail, run.elider, os.environ.items())
         error = ErrorInfo(step=run.error.step, reason=run.error.reason, detail=detail)
     tool = context.tool
@@ -362,8 +360,6 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
             error_line = error_line.replace("<logs>", str(run.tree().logs)) + f" (logs: {run.tree().logs})"
     artefacts_json = None
     if run.artefacts is not None:
-        from pytest_obelize_bench.grading.graded_facts import artefacts_to_json
-
         artefacts_json = artefacts_to_json(run.artefacts)
     if run.workspace is not None:
         # A copy beside the logs, for a reader of the work root; a full disk must not cost the record.
@@ -378,8 +374,6 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
 
 def _published_beside(run: CaseRun, record: Record) -> dict[str, str] | None:
     """The patch and the suites' log tails, published beside the record when the licence allows."""
-    from pytest_obelize_bench.isolation.elide import redact
-    from pytest_obelize_bench.tool.evidence_copy import published_beside
 
     if run.workspace is None:
         return None

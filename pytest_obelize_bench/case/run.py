@@ -19,6 +19,7 @@ from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.grading.record import Record, SuiteResult
+from pytest_obelize_bench.isolation.limits import limit
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.case.environment import Interpreter
@@ -124,7 +125,6 @@ class CaseRun:
 
     def limit(self, step: str) -> float:
         """The step's time limit for this round (``--bench-step-timeout`` over the defaults)."""
-        from pytest_obelize_bench.isolation.limits import limit
 
         return limit(self.context.step_limits, step)
 

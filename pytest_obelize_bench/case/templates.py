@@ -52,6 +52,7 @@ from pathlib import Path
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
 from pytest_obelize_bench.case.interpreter import Interpreter
+from pytest_obelize_bench.case.upper_layer import drop_caches
 from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, Step, inherited
 from pytest_obelize_bench.isolation.steps import StepRunner
@@ -180,7 +181,6 @@ class Templates:
     def publish_installed(self, key: str, base: Template, upper: Path) -> bool:
         """Keep ``upper``, an install's upper layer over ``base`` and nothing else, as the template
         of ``key``, unless one exists; whole or absent, as ``publish``.  True when this call made it."""
-        from pytest_obelize_bench.case.upper_layer import drop_caches
 
         manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
         # An install writes no bytecode; a cache compiled by a check is not the template's.

@@ -21,6 +21,9 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from pytest_obelize_bench._util.caps import PATCH_REVIEWS_BYTES
+from pytest_obelize_bench._util.documents import parse_yaml
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
 from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench._util.validation import describe
 from pytest_obelize_bench.casefile.schema import Case, Review
@@ -82,10 +85,6 @@ def review_for(book: ReviewBook, case_id: str, patch_sha256: str | None) -> Revi
 
 def load_reviews(path: Path) -> ReviewBook:
     """The answers by (case, patch sha256); an absent file holds none."""
-    from pytest_obelize_bench._util.caps import PATCH_REVIEWS_BYTES
-    from pytest_obelize_bench._util.documents import parse_yaml
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
-
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         return {}

@@ -23,10 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case.checkout import fetch_checkout
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.arm_context import ComparisonContext
 from pytest_obelize_bench.comparison.rows import Change, Finding
 from pytest_obelize_bench.comparison.trees import changes_against_pin, compiles, missing_files, read_stamp
+from pytest_obelize_bench.grading.grade import expected_rows, grade
+from pytest_obelize_bench.grading.record import SuiteResult
+from pytest_obelize_bench.isolation.elide import Elider
 from pytest_obelize_bench.isolation.executor import Completed, Executor, ProcessExecutor, step_environment
 from pytest_obelize_bench.isolation.sandbox import (
     HarnessPaths,
@@ -36,6 +40,11 @@ from pytest_obelize_bench.isolation.sandbox import (
     case_layout,
     harness_paths,
 )
+from pytest_obelize_bench.isolation.steps import StepRunner
+from pytest_obelize_bench.measure.scan_findings import read_findings
+from pytest_obelize_bench.tool.adapter import OBELIZE
+from pytest_obelize_bench.tool.evidence_copy import patch_publishable
+from pytest_obelize_bench.tool.fix_step import run_fix
 from pytest_obelize_bench.tool.info import ToolInfo
 
 #: Left out of every copy and every diff: obelize's run folders.
@@ -105,7 +114,6 @@ def prepare_blind(root: Path, case_id: str) -> Blind:
 
 
 def _elider(blind: Blind, project_root: str) -> Any:
-    from pytest_obelize_bench.isolation.elide import Elider
 
     return Elider(
         [("<work>", blind.folder), ("<repo>", Path(project_root)), ("<harness-python>", Path(sys.executable))]
@@ -113,7 +121,6 @@ def _elider(blind: Blind, project_root: str) -> Any:
 
 
 def _runner(executor: Executor, blind: Blind, log_name: str, project_root: str, env: Mapping[str, str]) -> Any:
-    from pytest_obelize_bench.isolation.steps import StepRunner
 
     logs = blind.logs / log_name
     logs.mkdir(parents=True, exist_ok=True)
@@ -180,7 +187,6 @@ def agent_executor(ctx: ComparisonContext, blind: Blind, tree: Path, meta: Path)
 
 def fetch(case: Case, ctx: ComparisonContext, blind: Blind) -> None:
     """The checkout at the pin into ``base``, then one copy per arm (history included, run folders not)."""
-    from pytest_obelize_bench.case.checkout import fetch_checkout
 
     runner = _runner(ProcessExecutor(), blind, "fetch", ctx.project_root, step_env(blind))
     owner, _, name = case.full_name.partition("/") if case.full_name else ("", "", "")
@@ -194,8 +200,6 @@ def fetch(case: Case, ctx: ComparisonContext, blind: Blind) -> None:
 
 def scan(ctx: ComparisonContext, blind: Blind, tree: Path, label: str, pack: str) -> list[Finding]:
     """``obelize scan`` with the session's obelize over ``tree``: its findings as record rows."""
-    from pytest_obelize_bench.measure.scan_findings import read_findings
-    from pytest_obelize_bench.tool.adapter import OBELIZE
 
     runner = _runner(tree_executor(ctx, blind, tree), blind, f"scan-{label}", ctx.project_root, step_env(blind))
     argv = OBELIZE.scan_argv(list(session_tool(ctx).argv_prefix), checkout=tree, pack=pack)
@@ -208,10 +212,6 @@ def scan(ctx: ComparisonContext, blind: Blind, tree: Path, label: str, pack: str
 
 def run_obelize(case: Case, ctx: ComparisonContext, blind: Blind) -> tuple[ArmRun, int | None]:
     """``obelize fix`` on its copy, as step 6 runs it; its changes and the rows its plan migrated."""
-
-    from pytest_obelize_bench.grading.grade import expected_rows, grade
-    from pytest_obelize_bench.grading.record import SuiteResult
-    from pytest_obelize_bench.tool.fix_step import run_fix
 
     tool = session_tool(ctx)
     runner = _runner(tree_executor(ctx, blind, blind.obelize), blind, "obelize", ctx.project_root, step_env(blind))
@@ -257,7 +257,6 @@ def run_agent(case: Case, ctx: ComparisonContext, blind: Blind, tree: Path, meta
 
 def after_arm(case: Case, blind: Blind, tree: Path, *, runtime: float | None) -> ArmRun:
     """The changes against the pin, the ``.py`` files written and whether they compile, key files deleted."""
-    from pytest_obelize_bench.tool.evidence_copy import patch_publishable
 
     publish = patch_publishable(case.license)
     changes, diff = changes_against_pin(blind.base, tree, case.sha or "HEAD", exclude=RUN_FOLDER, with_diff=publish)

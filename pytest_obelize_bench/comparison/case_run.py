@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.clock import utc_now
+from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.agent_steps import (
     Blind,
@@ -40,6 +41,7 @@ from pytest_obelize_bench.comparison.rows import (
     TestsAfter,
     dump_comparison,
 )
+from pytest_obelize_bench.comparison.suite_run import run_suites
 
 
 def _sha(text: str) -> str:
@@ -129,7 +131,6 @@ def _with_suites(
     row: CaseComparison, case: Case, ctx: ComparisonContext, agent: dict[str, Path], ours: dict[str, Path]
 ) -> CaseComparison:
     """The row with the baseline and each arm's after-run (suite_run.py) filled in."""
-    from pytest_obelize_bench.comparison.suite_run import run_suites
 
     suites = run_suites(case, ctx, {**agent, **ours})
     update: dict[str, Any] = {"tests_baseline": suites.baseline}
@@ -237,7 +238,6 @@ def build_record(
 
 
 def write_record(results_dir: Path, record: ComparisonRecord) -> Path:
-    from pytest_obelize_bench._util.safe_io import write_atomically
 
     path = Path(results_dir) / "comparison" / f"round-{record.round}.json"
     write_atomically(path, dump_comparison(record))

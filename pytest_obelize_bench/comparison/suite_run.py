@@ -15,9 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_obelize_bench.case.pipeline import stage_checkout, stage_legacy_sdk, stage_venv, start_case
+from pytest_obelize_bench.case.suite import run_suite
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.arm_context import ComparisonContext
 from pytest_obelize_bench.grading.record import SuiteResult
+from pytest_obelize_bench.isolation.policy import Step
 
 #: Kept in the checkout when an arm's tree is swapped in: the case's venv and the pin's history.
 KEPT = frozenset({".venv", ".git"})
@@ -56,9 +59,6 @@ def swap_in(checkout: Path, tree: Path) -> None:
 
 def run_suites(case: Case, ctx: ComparisonContext, trees: Mapping[str, Path]) -> Suites:
     """Baseline over the pin, then each arm's after-run; never raises for a case's failure."""
-    from pytest_obelize_bench.case.pipeline import stage_checkout, stage_legacy_sdk, stage_venv, start_case
-    from pytest_obelize_bench.case.suite import run_suite
-    from pytest_obelize_bench.isolation.policy import Step
 
     suites = Suites()
     if case.test_cmd is None or not trees:

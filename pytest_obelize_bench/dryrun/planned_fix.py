@@ -8,6 +8,7 @@ repository of the frame produced a record, and never for a fixture frame.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,17 @@ from pytest_obelize_bench.dryrun.outcomes import (
     pack_slug,
     usage_count,
 )
+from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
 from pytest_obelize_bench.measure.frame import Frame, FrameRepository
+from pytest_obelize_bench.measure.measure_publication import write_measurement
 from pytest_obelize_bench.measure.repository_run import (
     MeasureContext,
     RepoRun,
     prepare,
     run_dry_fix,
 )
+from pytest_obelize_bench.tool.run_documents import path_problem
+from pytest_obelize_bench.tool.runfolder import read_artefacts, read_run_document
 
 #: Letter and word of each outcome in the terminal.
 OUTCOME_DISPLAY: dict[str, tuple[str, str]] = {
@@ -46,8 +51,6 @@ def _unreadable(detail: str) -> CaseError:
 
 
 def _planned_files(folder: Path) -> int:
-    from pytest_obelize_bench.tool.run_documents import path_problem
-    from pytest_obelize_bench.tool.runfolder import read_run_document
 
     plan = read_run_document(folder, "plan.json", "fix")
     if not isinstance(plan, dict) or not isinstance(plan.get("files"), list):
@@ -60,7 +63,6 @@ def _planned_files(folder: Path) -> int:
 
 
 def _blocked(folder: Path, pack: str) -> str | None:
-    from pytest_obelize_bench.tool.runfolder import read_run_document
 
     run = read_run_document(folder, "run.json", "fix")
     packs = run.get("packs") if isinstance(run, dict) else None
@@ -78,7 +80,6 @@ def _blocked(folder: Path, pack: str) -> str | None:
 
 
 def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> tuple[DryRunRecord, RepoRun]:
-    from pytest_obelize_bench.tool.runfolder import read_artefacts
 
     run = prepare(repo, context, frame_dir=frame_dir)
     facts: dict[str, Any] = {}
@@ -149,8 +150,6 @@ def publish(
     infrastructure: int,
 ) -> list[str]:
     """Write the pack's dryrun.json, its note and (unless told not to) its block; the lines saying so."""
-    from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
-    from pytest_obelize_bench.measure.measure_publication import write_measurement
 
     document = DryRunDocument(
         pack=context.pack,
@@ -180,7 +179,6 @@ def publish(
 
 
 def outcome_line(records: Mapping[str, DryRunRecord]) -> str:
-    from collections import Counter
 
     counts: Counter[str] = Counter(record.outcome or "error" for record in records.values())
     order = [*OUTCOME_DISPLAY, "error"]

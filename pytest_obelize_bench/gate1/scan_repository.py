@@ -15,8 +15,11 @@ from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.gate1.labels import AnswerKey
-from pytest_obelize_bench.gate1.matching import KeyMatch, match_key
+from pytest_obelize_bench.gate1.matching import KeyMatch, match_key, pooled
+from pytest_obelize_bench.gate1.recall_figures import sample_figures
+from pytest_obelize_bench.gate1.scan_document import render_gate1_block
 from pytest_obelize_bench.measure.frame import Frame, FrameRepository
+from pytest_obelize_bench.measure.measure_publication import write_measurement
 from pytest_obelize_bench.measure.repository_run import (
     MeasureContext,
     RepoRun,
@@ -128,8 +131,6 @@ def publish(
     infrastructure: int,
 ) -> list[str]:
     """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so."""
-    from pytest_obelize_bench.gate1.scan_document import render_gate1_block
-    from pytest_obelize_bench.measure.measure_publication import write_measurement
 
     results = Path(context.results_dir)
     document = document_of(context, frame, records)
@@ -150,8 +151,6 @@ def publish(
 
 def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRepository]) -> list[str]:
     """The terminal's Gate 1 figures over the labelled repositories that ran."""
-    from pytest_obelize_bench.gate1.matching import pooled
-    from pytest_obelize_bench.gate1.recall_figures import sample_figures
 
     matches = [
         match_key(keys[name], record.findings)

@@ -119,7 +119,7 @@ PYTHON_NAMES = frozenset({"python", "python3"})
 @functools.cache
 def uv_binary() -> str:
     """The uv installed with this package (never PATH's ``uv``: a pyenv shim for it can fail)."""
-    import uv
+    import uv  # here: the plugin loads this module at every start-up, and only a step needs uv
 
     return os.fspath(uv.find_uv_bin())
 

@@ -45,7 +45,7 @@ from pytest_obelize_bench.isolation.bwrap import (
     unique_by_depth,
 )
 from pytest_obelize_bench.isolation.executor import Completed, Executor
-from pytest_obelize_bench.isolation.policy import PACKAGE_CACHES
+from pytest_obelize_bench.isolation.policy import PACKAGE_CACHES, uv_binary
 from pytest_obelize_bench.isolation.sandbox_probe import (
     INSTALL_HINT,
     PROBE_TIMEOUT_S,
@@ -246,7 +246,6 @@ def harness_paths(
     ``tool_python`` is the interpreter the tool under test runs in, ``tool_checkout`` the source
     checkout it runs from (if any): both stay reachable.
     """
-    from pytest_obelize_bench.isolation.policy import uv_binary
 
     home = environ.get("HOME")
     interpreters = [

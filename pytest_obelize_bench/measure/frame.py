@@ -20,6 +20,7 @@ from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import describe
 from pytest_obelize_bench.casefile.cases import FULL_SHA
+from pytest_obelize_bench.tool.run_documents import path_problem
 
 #: What a fix dry run says of one repository (the protocol's five outcomes).
 OUTCOMES: tuple[str, ...] = ("blocked", "none", "held", "partial", "complete")
@@ -146,8 +147,6 @@ def load_frame(path: Path | str) -> Frame:
             problems.append(f"{path}: {repo.full_name}: full_name: listed twice")
         seen.add(repo.id)
         if repo.path is not None:
-            from pytest_obelize_bench.tool.run_documents import path_problem
-
             folder = (path.parent / repo.path).resolve()
             problem = path_problem(repo.path)
             if problem is not None or not folder.is_relative_to(path.parent.resolve()):

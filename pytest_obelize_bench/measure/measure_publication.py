@@ -19,11 +19,21 @@ from typing import Literal
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
 from pytest_obelize_bench._util.documents import load_json
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.locks import holder_lock
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text, write_atomically
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
-from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME
-from pytest_obelize_bench.records.transaction import Journal
+from pytest_obelize_bench.records.published import JOURNAL_NAME, LOCK_NAME
+from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME, apply_blocks
+from pytest_obelize_bench.records.transaction import (
+    Journal,
+    commit,
+    finish,
+    read_journal,
+    remove_temporaries,
+    roll_forward,
+    temporaries_in,
+)
 
 NOTE_NAME = "publication.json"
 NOTE_BYTES = 1 << 20
@@ -171,9 +181,6 @@ def write_measurement(
     One publisher of a measurement folder at a time; a publication an earlier process left
     half-done there is finished first. ``LockBusy`` when another holds the folder too long.
     """
-    from pytest_obelize_bench._util.locks import holder_lock
-    from pytest_obelize_bench.records.published import LOCK_NAME
-    from pytest_obelize_bench.records.transaction import Journal, commit
 
     folder = Path(target).parent
     note = MeasurementNote(
@@ -200,10 +207,6 @@ def write_measurement(
 
 def _roll_forward(results: Path, folder: Path, journal: Journal) -> None:
     """Make the folder what the journal says, put its blocks into the document, drop the journal."""
-    from pytest_obelize_bench._util.locks import holder_lock
-    from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.records.results_document import apply_blocks
-    from pytest_obelize_bench.records.transaction import finish, roll_forward
 
     roll_forward(folder, None, journal)
     if journal.blocks:
@@ -219,8 +222,6 @@ def _roll_forward(results: Path, folder: Path, journal: Journal) -> None:
 def recover_measurement(results: Path, folder: Path) -> list[str]:
     """Finish a measurement's publication a killed process left half-done in ``folder`` and remove
     the temporary files it left; one line per thing recovered. The caller holds the folder's lock."""
-    from pytest_obelize_bench._util.locks import holder_lock
-    from pytest_obelize_bench.records.transaction import read_journal, remove_temporaries
 
     lines = []
     with holder_lock(Path(results) / DOCUMENT_LOCK, "the results document"):  # its writers' temporaries
@@ -248,8 +249,6 @@ def measurement_folders(results: Path) -> list[Path]:
 
 def recover_measurements(results: Path) -> list[str]:
     """``recover_measurement`` for every measurement folder, each under its lock."""
-    from pytest_obelize_bench._util.locks import holder_lock
-    from pytest_obelize_bench.records.published import LOCK_NAME
 
     lines = []
     for folder in measurement_folders(results):
@@ -261,8 +260,6 @@ def recover_measurements(results: Path) -> list[str]:
 def half_published(results: Path) -> list[str]:
     """One line for each measurement folder a stopped process left half-written: a journal, or a
     temporary file of a write that never finished."""
-    from pytest_obelize_bench.records.published import JOURNAL_NAME
-    from pytest_obelize_bench.records.transaction import temporaries_in
 
     lines = []
     for folder in measurement_folders(results):

@@ -18,14 +18,20 @@ from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.strict_model import FrozenModel
+from pytest_obelize_bench.case.checkout import fetch_checkout
 from pytest_obelize_bench.case.kinds import FIXTURE_COPY_IGNORE
+from pytest_obelize_bench.case.work_folder import stage
+from pytest_obelize_bench.isolation.executor import OfflineExecutor, ProcessExecutor
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.isolation.policy import DEFAULT_LIMITS, MeasureStep
+from pytest_obelize_bench.isolation.steps import StepRunner
+from pytest_obelize_bench.isolation.workspace import check_isolation
 from pytest_obelize_bench.measure.frame import FrameRepository
 from pytest_obelize_bench.tool.adapter import OBELIZE
 from pytest_obelize_bench.tool.info import ToolInfo
 from pytest_obelize_bench.tool.invoke import run_tool
 from pytest_obelize_bench.tool.packs import PackInfo
+from pytest_obelize_bench.tool.run_documents import path_problem
 
 SCAN_TIMEOUT_S = 900.0
 FIX_TIMEOUT_S = DEFAULT_LIMITS["fix"]
@@ -108,7 +114,6 @@ class RepoRun:
 
 def _executor(offline: bool) -> Any:
     """The executor every step of a measurement goes through (the offline one for fixtures)."""
-    from pytest_obelize_bench.isolation.executor import OfflineExecutor, ProcessExecutor
 
     executor = ProcessExecutor()
     return OfflineExecutor(executor) if offline else executor
@@ -116,10 +121,6 @@ def _executor(offline: bool) -> Any:
 
 def prepare(repo: FrameRepository, context: MeasureContext, *, frame_dir: Path) -> RepoRun:
     """Workspace, runner and checkout at the pin (or the fixture's copy); errors are kept, not raised."""
-    from pytest_obelize_bench.case.checkout import fetch_checkout
-    from pytest_obelize_bench.case.work_folder import stage
-    from pytest_obelize_bench.isolation.steps import StepRunner
-    from pytest_obelize_bench.isolation.workspace import check_isolation
 
     run = RepoRun(repo=repo, offline=repo.path is not None)
     try:
@@ -185,7 +186,6 @@ def run_dry_fix(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
 
 def declared_python(run: RepoRun, context: MeasureContext) -> dict[str, Any] | None:
     """What the repository declares about its Python, or None when the tool could not say."""
-    from pytest_obelize_bench.tool.run_documents import path_problem
 
     if context.tool is None:
         return None

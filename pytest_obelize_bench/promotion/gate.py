@@ -24,7 +24,11 @@ from typing import Any, TextIO
 from pytest_obelize_bench._util.caps import POLICY_BYTES
 from pytest_obelize_bench._util.clock import UTC_FORMAT
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
+from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+from pytest_obelize_bench.casefile.keys_digest import keys_sha256
+from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
 from pytest_obelize_bench.casefile.schema import Case
+from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.promotion.case_view import SideFigures
 from pytest_obelize_bench.promotion.decision import (
     DECISION_SCHEMA_VERSION,
@@ -56,9 +60,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def case_keys(cases_path: Path) -> tuple[dict[str, Case], dict[str, int], str | None]:
     """The cases by id, each key's row count and the keys' sha256; all empty without a case file."""
-    from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.casefile.keys_digest import keys_sha256
-    from pytest_obelize_bench.grading.grade import expected_rows
 
     if not cases_path.exists():
         return {}, {}, None
@@ -165,8 +166,6 @@ def run_gate(
     now: datetime | None = None,
 ) -> int:
     """Decide every candidate, write the decision documents, print the table; the exit status."""
-    from pytest_obelize_bench.casefile.cases import CaseFileError
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
 
     moment = now or datetime.now(UTC)
     try:

@@ -22,8 +22,10 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
+
+from packaging.version import InvalidVersion, Version
 
 from pytest_obelize_bench._util.stats import rate_of, rate_over_clusters
 from pytest_obelize_bench._util.strict_model import StrictModel
@@ -141,7 +143,6 @@ def release_label(run: RunEvidence) -> str:
 def order_key(run: RunEvidence) -> tuple[Any, ...]:
     """Releases by version (PEP 440 when it parses), then commits of one version by their date (a
     source checkout's), then by when the run started."""
-    from packaging.version import InvalidVersion, Version
 
     manifest = run.manifest
     tool = None if manifest is None else manifest.tool
@@ -154,7 +155,6 @@ def order_key(run: RunEvidence) -> tuple[Any, ...]:
 
 def _utc(moment: str | None) -> str:
     """An ISO 8601 time with any offset as UTC, so that times sort as text; empty when unknown."""
-    from datetime import UTC
 
     try:
         return "" if not moment else datetime.fromisoformat(moment).astimezone(UTC).isoformat()

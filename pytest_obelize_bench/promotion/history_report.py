@@ -18,8 +18,13 @@ from pytest_obelize_bench._util.caps import POLICY_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.charts import RateChart, RatePoint, figures_section
 from pytest_obelize_bench._util.documents import load_json
 from pytest_obelize_bench._util.markdown import cell, table
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import Rate
+from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+from pytest_obelize_bench.casefile.promotion_policy import POLICY_FILE_NAME
+from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
+from pytest_obelize_bench.promotion.decision import load_policy
+from pytest_obelize_bench.promotion.gate import case_keys
 from pytest_obelize_bench.promotion.history import (
     HISTORY_NAME,
     Candidate,
@@ -31,6 +36,8 @@ from pytest_obelize_bench.promotion.history import (
 )
 from pytest_obelize_bench.promotion.metrics import LADDER
 from pytest_obelize_bench.records.evidence import EvidenceError, RunEvidence, read_run
+from pytest_obelize_bench.records.publication_note import expected_cases
+from pytest_obelize_bench.records.runs import IMPORTED_KIND, REGRADED_KIND, runs_root
 
 __all__ = ["collect_history", "history_block", "history_blocks", "history_chart", "load_history", "run_history"]
 
@@ -41,7 +48,6 @@ HISTORY_BYTES = 64 * RECORD_BYTES
 def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
     """One run folder as a candidate release, with every reason it cannot stand for one. The run
     is read as the gate reads it (a manifest of an older harness leniently)."""
-    from pytest_obelize_bench.records.runs import IMPORTED_KIND, REGRADED_KIND
 
     try:
         run: RunEvidence = read(folder)
@@ -74,13 +80,6 @@ def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
 def collect_history(results: Path, cases_path: Path, number: int, now: datetime | None = None) -> HistoryDocument:
     """Every run of round ``number`` read and chosen (``select_runs``), then the history built.
     ``ValueError`` (one line) when the policy, the case file or the reviews cannot be read."""
-    from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.casefile.promotion_policy import POLICY_FILE_NAME
-    from pytest_obelize_bench.casefile.reviews import load_reviews, reviews_path
-    from pytest_obelize_bench.promotion.decision import load_policy
-    from pytest_obelize_bench.promotion.gate import case_keys
-    from pytest_obelize_bench.records.publication_note import expected_cases
-    from pytest_obelize_bench.records.runs import runs_root
 
     policy_path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
@@ -248,9 +247,6 @@ def _find(history: HistoryDocument, case: str, out: TextIO) -> int:
 
 def run_history(results: Path, cases_path: Path, number: int, *, find: str | None, out: TextIO) -> int:
     """``history --round N [--find CASE]``: 0 when written (or found), 1 with a one-line reason."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.casefile.cases import CaseFileError
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError
 
     try:
         history = collect_history(results, cases_path, number)

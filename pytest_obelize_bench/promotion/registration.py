@@ -12,7 +12,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_obelize_bench._util.caps import POLICY_BYTES
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from pytest_obelize_bench.casefile.promotion_policy import POLICY_FILE_NAME
+from pytest_obelize_bench.records.runs import machine_class
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.casefile.schema import Case
@@ -26,8 +30,6 @@ def policy_sha256_beside(cases_path: Path) -> str | None:
     Read once at a run's start, bounded and never through a link: what the run registers is the
     policy that was in force when it began.
     """
-    from pytest_obelize_bench._util.caps import POLICY_BYTES
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 
     path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
@@ -42,8 +44,6 @@ def registration_fields(cases_path: Path, cases: Iterable[Case], repeat: int) ->
     The policy in force, the case file's keys, the machine class and the attempts per case: a
     decision on the run uses exactly these, or refuses.
     """
-    from pytest_obelize_bench.casefile.keys_digest import keys_sha256
-    from pytest_obelize_bench.records.runs import machine_class
 
     return {
         "promotion_policy_sha256": policy_sha256_beside(cases_path),

@@ -40,6 +40,7 @@ from pytest_obelize_bench.grading.record import (
 from pytest_obelize_bench.grading.repeatability import AttemptFacts, attempt_facts
 from pytest_obelize_bench.grading.tiers import tier
 from pytest_obelize_bench.records.manifest import MANIFEST_NAME, RunManifest, read_manifest_leniently
+from pytest_obelize_bench.records.runref import find_run_folder
 from pytest_obelize_bench.records.runs import tampered
 
 __all__ = [
@@ -111,8 +112,6 @@ def resolve_run(spec: str, results_dir: Path) -> Path:
     if match is not None:
         return Path(results_dir) / f"round-{match.group(1)}" / "runs" / match.group(2)
     if not Path(spec).exists():
-        from pytest_obelize_bench.records.runref import find_run_folder
-
         try:
             return find_run_folder(Path(results_dir), spec)
         except ValueError:

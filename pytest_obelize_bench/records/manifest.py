@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,7 +70,6 @@ def portable_path(path: Path, results: Path) -> str:
     """``path`` as a published file may name it: relative to the results folder's parent (the
     project) when inside it, else under ``<tmp>`` or ``~``; never this machine's absolute path when
     one of those fits."""
-    import tempfile
 
     path = Path(path).resolve()
     for base, label in (
@@ -84,7 +84,6 @@ def portable_path(path: Path, results: Path) -> str:
 
 def resolve_portable(text: str, results: Path) -> Path:
     """The path ``portable_path`` wrote, on this machine."""
-    import tempfile
 
     if text.startswith("<tmp>/"):
         return Path(tempfile.gettempdir()) / text.removeprefix("<tmp>/")

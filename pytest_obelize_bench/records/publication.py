@@ -30,6 +30,7 @@ from pytest_obelize_bench.records.published import (
 from pytest_obelize_bench.records.runs import (
     BESIDE_SUFFIXES,
     IMPORTED_KIND,
+    RunManifest,
     case_file_ref,
     incomplete_reasons,
     infrastructure_errors,
@@ -38,6 +39,7 @@ from pytest_obelize_bench.records.runs import (
     run_folder,
     tool_label,
     utc_now,
+    write_manifest,
 )
 from pytest_obelize_bench.records.transaction import Journal, commit, roll_forward, sha256_bytes
 
@@ -184,7 +186,6 @@ __all__ = [
 def record_imported_round(results: Path, round_number: int, run_id: str, note: str) -> Outcome:
     """Give records imported from elsewhere (round 1, from the upstream harness) a run and a
     publication note, leaving every record file as it is."""
-    from pytest_obelize_bench.records.runs import RunManifest, write_manifest
 
     round_folder = Path(results) / f"round-{round_number}"
     texts: dict[str, str] = {}

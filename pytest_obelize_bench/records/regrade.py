@@ -13,9 +13,17 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, fault_point, read_untrusted_text, write_atomically
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, PATCH_BYTES
+from pytest_obelize_bench._util.removal import remove_tree
+from pytest_obelize_bench._util.safe_io import (
+    UntrustedFileError,
+    fault_point,
+    read_untrusted,
+    read_untrusted_text,
+    write_atomically,
+)
 from pytest_obelize_bench.casefile.cases import Case, CaseFile, load_case_file
+from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from pytest_obelize_bench.casefile.reviews import ReviewBook, ReviewFileError, load_reviews, review_for, reviews_path
 from pytest_obelize_bench.grading.grade import grade
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_from_json
@@ -28,7 +36,23 @@ from pytest_obelize_bench.grading.record import (
     repeat_stems,
 )
 from pytest_obelize_bench.grading.tiers import tier
-from pytest_obelize_bench.records.published import read_published
+from pytest_obelize_bench.records.publication_note import read_publication
+from pytest_obelize_bench.records.published import ARTEFACTS_DIR, names_in, read_bounded_text, read_published
+from pytest_obelize_bench.records.runs import (
+    BESIDE_SUFFIXES,
+    IMPORTED_KIND,
+    REGRADED_KIND,
+    case_file_ref,
+    folder_digests,
+    new_run_id,
+    read_manifest,
+    run_folder,
+    runs_root,
+    tampered,
+    utc_now,
+    write_manifest,
+)
+from pytest_obelize_bench.records.transaction import STAGING_PREFIX
 
 
 def regraded(record: Record, case: Case, artefacts: Artefacts | None, reviews: ReviewBook | None = None) -> Record:
@@ -120,23 +144,6 @@ def write_regraded_run(results: Path, case_file: CaseFile, number: int, reviews:
     """A new run of round ``number`` holding the published run's records and repeats graded again
     (graded facts copied as they are); its id. RecordError when the published run cannot be read
     or changed since its session ended. The caller holds the round's lock."""
-    from pytest_obelize_bench.casefile.keys_digest import keys_sha256
-    from pytest_obelize_bench.records.publication_note import read_publication
-    from pytest_obelize_bench.records.published import names_in
-    from pytest_obelize_bench.records.runs import (
-        IMPORTED_KIND,
-        REGRADED_KIND,
-        case_file_ref,
-        folder_digests,
-        new_run_id,
-        read_manifest,
-        run_folder,
-        runs_root,
-        tampered,
-        utc_now,
-        write_manifest,
-    )
-    from pytest_obelize_bench.records.transaction import STAGING_PREFIX
 
     note = read_publication(results / f"round-{number}")
     if note is None:
@@ -169,8 +176,6 @@ def write_regraded_run(results: Path, case_file: CaseFile, number: int, reviews:
         fault_point(staging)
         os.rename(staging, run_folder(results, number, run_id))
     except BaseException:
-        from pytest_obelize_bench._util.removal import remove_tree
-
         if staging.exists():
             remove_tree(staging)
         raise
@@ -181,10 +186,6 @@ def _write_regraded(
     source: Path, staging: Path, stems: dict[str, str], cases: dict[str, Case], reviews: ReviewBook
 ) -> None:
     """Each record and repeat of ``source`` graded again into ``staging``, its graded facts beside it."""
-    from pytest_obelize_bench._util.caps import PATCH_BYTES
-    from pytest_obelize_bench._util.safe_io import read_untrusted
-    from pytest_obelize_bench.records.published import ARTEFACTS_DIR, read_bounded_text
-    from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES
 
     for stem, case_id in sorted(stems.items()):
         record = parse_record(read_bounded_text(source / f"{stem}.json"), str(source / f"{stem}.json"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.clock import utc_now
-from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.records.manifest import (
@@ -58,7 +59,6 @@ _RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}|[A-Za-z0-9][A-Za-z0-9._-]*
 
 def machine_class() -> str:
     """``Linux-x86_64-8cpu``: what two runs compared for speed must share."""
-    import platform
 
     return f"{platform.system()}-{platform.machine()}-{os.cpu_count() or 0}cpu"
 
@@ -157,7 +157,6 @@ DIGEST_CAP_BYTES = max(RECORD_BYTES, GRADED_FACTS_BYTES)
 
 def folder_digests(folder: Path) -> dict[str, str]:
     """Every regular file under a run folder but ``run.json``, by relative path, with its sha256."""
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 
     folder = Path(folder)
     digests: dict[str, str] = {}

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import Field
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
+from pytest_obelize_bench._util.removal import remove_tree
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, fault_point, read_untrusted, write_atomically
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.grading.record import RecordError
@@ -159,7 +160,6 @@ def remove_temporaries(*folders: Path) -> list[str]:
 
 def remove_staging(runs_root: Path) -> list[str]:
     """Remove the run folders a killed writer left half-written under ``runs_root``; their names."""
-    from pytest_obelize_bench._util.removal import remove_tree
 
     if not Path(runs_root).is_dir():
         return []

@@ -24,6 +24,7 @@ import sys
 import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,6 +33,7 @@ from pytest_obelize_bench._util import stats as _stats
 from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, PointChart, RateChart, StackedChart
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import format_percent
+from pytest_obelize_bench.isolation.workspace import default_work_root
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -65,6 +67,7 @@ RENDERS_DIR = "figure-renders"
 
 @contextmanager
 def _figure(width: float, height: float) -> Iterator[Figure]:
+    # here, not at the top: matplotlib costs about a second to import, and only drawing needs it
     import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
@@ -237,8 +240,6 @@ def render_key(chart: Chart) -> str:
 @functools.cache
 def _drawing_digest() -> str:
     """This module and the two it draws with, and the libraries' versions: read once a process."""
-    from importlib.metadata import PackageNotFoundError, version
-
     digest = hashlib.sha256()
     for module in (sys.modules[__name__], _charts, _stats):
         digest.update(Path(str(module.__file__)).read_bytes())
@@ -250,7 +251,6 @@ def _drawing_digest() -> str:
 
 
 def default_renders() -> Path:
-    from pytest_obelize_bench.isolation.workspace import default_work_root
 
     return default_work_root() / RENDERS_DIR
 

@@ -12,6 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_obelize_bench._util.charts import Chart, RateChart
+from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_charts
+from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
+from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
+from pytest_obelize_bench.gate1.labels import LabelError
+from pytest_obelize_bench.gate1.scan_document import gate1_charts, load_gate1_inputs, render_gate1_block
+from pytest_obelize_bench.measure.frame import FrameError
+from pytest_obelize_bench.measure.measure_publication import (
+    dryrun_error_parts,
+    half_published,
+    infrastructure_repositories,
+    note_problems,
+    scan_error_parts,
+)
+from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
 from pytest_obelize_bench.records.results_document import apply_blocks, stale_block
 
 
@@ -25,16 +39,6 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
     Gate 1 needs ``results/gate1/scan.json`` and the frame and keys in ``cases/gate1/``; a dry run
     needs ``results/dryrun/<slug>/dryrun.json``.  Unreadable inputs raise ``MeasurementError``.
     """
-    from pytest_obelize_bench.dryrun.outcomes import (
-        DOCUMENT_NAME,
-        DryRunRecordError,
-        load_dryrun_document,
-    )
-    from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
-    from pytest_obelize_bench.gate1.labels import LabelError
-    from pytest_obelize_bench.gate1.scan_document import load_gate1_inputs, render_gate1_block
-    from pytest_obelize_bench.measure.frame import FrameError
-    from pytest_obelize_bench.measure.scanrecord import ScanRecordError
 
     blocks: dict[str, str] = {}
     results_dir, cases_dir = Path(results_dir), Path(cases_dir)
@@ -58,7 +62,6 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
 
 def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
     """The charts of every measurement block whose records are published: Gate 1's and each comparison's."""
-    from pytest_obelize_bench.comparison.block_text import comparison_charts
 
     charts: list[Chart] = [*_gate1_charts(results_dir, _cases_dir(case_file_path))]
     try:
@@ -69,10 +72,6 @@ def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
 
 
 def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
-    from pytest_obelize_bench.gate1.labels import LabelError
-    from pytest_obelize_bench.gate1.scan_document import gate1_charts, load_gate1_inputs
-    from pytest_obelize_bench.measure.frame import FrameError
-    from pytest_obelize_bench.measure.scanrecord import ScanRecordError
 
     scan = Path(results_dir) / "gate1" / "scan.json"
     if not (scan.exists() or scan.is_symlink()):
@@ -85,15 +84,6 @@ def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
 
 def measurement_problems(results_dir: Path) -> list[str]:
     """Why a published measurement is not what a guarded session wrote (``measure_publication.py``)."""
-    from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
-    from pytest_obelize_bench.measure.measure_publication import (
-        dryrun_error_parts,
-        half_published,
-        infrastructure_repositories,
-        note_problems,
-        scan_error_parts,
-    )
-    from pytest_obelize_bench.measure.scanrecord import ScanRecordError, load_scan_document
 
     problems: list[str] = half_published(results_dir)
     scan = Path(results_dir) / "gate1" / "scan.json"
@@ -124,7 +114,6 @@ def _cases_dir(case_file_path: Path) -> Path:
 
 def _all_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
     """Gate 1, the dry runs and every published comparison (``comparison_block``)."""
-    from pytest_obelize_bench.comparison.block_text import comparison_blocks
 
     blocks = measurement_blocks(results_dir, _cases_dir(case_file_path))
     try:

@@ -12,8 +12,15 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from pytest_obelize_bench._util.caps import PATCH_BYTES
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
+from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.casefile.reviews import reviews_path
 from pytest_obelize_bench.grading.attempts import attempt_stem, record_file_name
 from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.isolation.workspace import default_work_root
+from pytest_obelize_bench.records.published import read_case_record
+from pytest_obelize_bench.records.runs import run_folder
 
 if TYPE_CHECKING:
     import argparse
@@ -42,8 +49,6 @@ def template(record: Record, patch: str | None, note: str, reviews_file: str) ->
 
 
 def _patch(logs: Path, digest: str | None) -> tuple[str | None, str]:
-    from pytest_obelize_bench._util.caps import PATCH_BYTES
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 
     path = logs / "artefacts" / "patch.diff"
     try:
@@ -59,8 +64,6 @@ def run_review(
     case: str, *, run: str, round_number: int, attempt: int, results: Path, work: Path, reviews_file: Path, out: TextIO
 ) -> int:
     """Print the review template of one attempt of a case in a run; 2 when there is no record."""
-    from pytest_obelize_bench.records.published import read_case_record
-    from pytest_obelize_bench.records.runs import run_folder
 
     try:
         path = run_folder(results, round_number, run) / record_file_name(case, attempt)
@@ -77,9 +80,6 @@ def run_review(
 
 def review_command(args: argparse.Namespace, out: TextIO) -> int:
     """The console script's ``review``: the round from the case file unless given, logs under the work root."""
-    from pytest_obelize_bench.casefile.cases import load_case_file
-    from pytest_obelize_bench.casefile.reviews import reviews_path
-    from pytest_obelize_bench.isolation.workspace import default_work_root
 
     number = args.round_number if args.round_number is not None else load_case_file(args.cases).round
     work = Path(args.work).expanduser() if args.work else default_work_root()

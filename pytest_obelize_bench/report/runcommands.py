@@ -12,10 +12,17 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
+from pytest_obelize_bench._util.locks import LockBusy, holder_lock
 from pytest_obelize_bench.casefile.cases import Case, CaseFile, CaseFileError, load_case_file
+from pytest_obelize_bench.casefile.promotion_policy import policy_beside
+from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
 from pytest_obelize_bench.grading.record import TIERS, RecordError
+from pytest_obelize_bench.isolation.workspace import default_work_root
+from pytest_obelize_bench.promotion.history_report import run_history
 from pytest_obelize_bench.records.publication_note import expected_cases, read_publication
-from pytest_obelize_bench.records.published import read_bounded_text, read_case_record, read_published
+from pytest_obelize_bench.records.published import LOCK_NAME, read_bounded_text, read_case_record, read_published
+from pytest_obelize_bench.records.regrade import regrade_round
+from pytest_obelize_bench.records.reruns import run_attempts
 from pytest_obelize_bench.records.runref import (
     RunRef,
     choose_case_file,
@@ -32,6 +39,11 @@ from pytest_obelize_bench.records.runs import (
     tampered,
 )
 from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.publish_round import publish_held, publish_round, recover_round
+from pytest_obelize_bench.report.round.round_files import load_round
+from pytest_obelize_bench.report.run_compare import compare_rounds
+from pytest_obelize_bench.report.show import explain_case, print_explanation
+from pytest_obelize_bench.report.summarize import summarize
 
 
 def _say(lines: list[str], out: TextIO) -> None:
@@ -58,7 +70,6 @@ def _side(
     text: str, results: Path, given: Path | None, default: Path, round_number: int | None, out: TextIO
 ) -> tuple[str, RoundData]:
     """One side of ``compare``: a round number, a run (any naming), or a folder of records."""
-    from pytest_obelize_bench.report.round.round_files import load_round
 
     if text.isdigit():
         number = int(text)
@@ -80,7 +91,6 @@ def _side(
 def compare(
     results: Path, first: str, second: str, given: Path | None, default: Path, round_number: int | None, out: TextIO
 ) -> int:
-    from pytest_obelize_bench.report.run_compare import compare_rounds
 
     try:
         (la, a), (lb, b) = (_side(x, results, given, default, round_number, out) for x in (first, second))
@@ -91,7 +101,6 @@ def compare(
         if not side.records:
             print(f"obelize-bench compare: {label} has no records; nothing to compare", file=out)
             return 2
-    from pytest_obelize_bench.casefile.promotion_policy import policy_beside
 
     policy = policy_beside(given or default)  # the thresholds every comparison is told at
     _say(compare_rounds(a, b, (la, lb), alpha=policy.alpha, power=policy.power, min_n=policy.min_n), out)
@@ -103,7 +112,6 @@ def compare(
 
 def _repeats_line(folder: Path, ids: list[str]) -> str:
     """The tiers of a repeated run's later attempts, and which errored: the run line counts attempt 1."""
-    from pytest_obelize_bench.records.reruns import run_attempts
 
     later = [r for r in run_attempts(folder, ids).values() if r.attempt_number > 1]
     counts: Counter[str] = Counter(record.tier for record in later)
@@ -200,9 +208,6 @@ def show(
     out: TextIO,
 ) -> int:
     """Explain one case's record: the published one, a named run's, or the latest run holding it."""
-    from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
-    from pytest_obelize_bench.isolation.workspace import default_work_root
-    from pytest_obelize_bench.report.show import explain_case, print_explanation
 
     run: RunRef | None = None
     if run_name:
@@ -270,7 +275,6 @@ def publish(
     wait: float,
     out: TextIO,
 ) -> int:
-    from pytest_obelize_bench.report.round.publish_round import publish_round
 
     run = find_run(results, run_name, round_number)
     if run.manifest.kind == IMPORTED_KIND:
@@ -306,7 +310,6 @@ def publish(
 def regrade(results: Path, round_number: int, given: Path | None, default: Path, *, write: bool, out: TextIO) -> int:
     """Say what re-grading round N moves; with ``write``, publish the moved records as a new run of
     kind ``regrade`` through the round's journal, under the round's lock (``publish_round.py``)."""
-    from pytest_obelize_bench.records.regrade import regrade_round
 
     path, lines = choose_case_file(
         results, published_case_file(results, round_number), given, default, f"round {round_number}"
@@ -314,9 +317,6 @@ def regrade(results: Path, round_number: int, given: Path | None, default: Path,
     _say(lines, out)
     if not write:
         return regrade_round(results, path, round_number, write=False, out=out)[0]
-    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
-    from pytest_obelize_bench.records.published import LOCK_NAME
-    from pytest_obelize_bench.report.round.publish_round import publish_held, recover_round
 
     case_file = load_case_file(path)
     try:  # a new publication of the round: one at a time, after what a killed one left is finished
@@ -338,8 +338,6 @@ def regrade(results: Path, round_number: int, given: Path | None, default: Path,
 def history(results: Path, round_number: int, cases: Path, find: str | None, out: TextIO) -> int:
     """``history --round N``: write the round's history.json, then the document's block and chart
     from it (``summarize``); with ``--find CASE``, only say where the case changed."""
-    from pytest_obelize_bench.promotion.history_report import run_history
-    from pytest_obelize_bench.report.summarize import summarize
 
     status = run_history(results, cases, round_number, find=find, out=out)
     if status != 0 or find is not None:

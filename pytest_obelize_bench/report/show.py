@@ -16,8 +16,9 @@ from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.grading.error_classes import error_class
 from pytest_obelize_bench.grading.grade import expected_rows, landed_positions
 from pytest_obelize_bench.grading.graded_facts import Artefacts
-from pytest_obelize_bench.grading.record import Record
+from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.grading.tiers import explain_tier
+from pytest_obelize_bench.records.published import read_bounded_text
 from pytest_obelize_bench.tool.evidence_copy import patch_publishable
 
 PATCH_SHOWN_BYTES = 64 * 1024
@@ -85,9 +86,6 @@ def explain_case(
     elif logs is not None:
         diff = logs / "artefacts" / "patch.diff"
         if diff.is_file() and not diff.is_symlink():
-            from pytest_obelize_bench.grading.record import RecordError
-            from pytest_obelize_bench.records.published import read_bounded_text
-
             try:
                 patch = read_bounded_text(diff, PATCH_SHOWN_BYTES)
                 patch_note = str(diff)

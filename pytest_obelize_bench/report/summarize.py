@@ -20,17 +20,41 @@ from pytest_obelize_bench._util.charts import Chart
 from pytest_obelize_bench._util.locks import LockBusy, holder_lock
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError, load_case_file
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
+from pytest_obelize_bench.error_analysis.commands import summary_json_problem
 from pytest_obelize_bench.grading.record import RecordError
+from pytest_obelize_bench.measure.measure_publication import recover_measurements
+from pytest_obelize_bench.promotion.decision_list import check_decisions, render_decisions, with_decisions
+from pytest_obelize_bench.promotion.gate_chart import decision_charts
+from pytest_obelize_bench.promotion.history_report import history_blocks
+from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
 from pytest_obelize_bench.records.published import LOCK_NAME
-from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME, check_document, render_document
+from pytest_obelize_bench.records.results_document import (
+    DOCUMENT_LOCK,
+    DOCUMENT_NAME,
+    apply_blocks,
+    check_document,
+    render_document,
+    stale_block,
+)
+from pytest_obelize_bench.records.review_drift import drifted_reviews
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
+from pytest_obelize_bench.report.measurement_blocks import (
+    MeasurementError,
+    apply_measurements,
+    check_measurements,
+    measurement_charts,
+    measurement_problems,
+)
 from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.publish_round import recover_round
 from pytest_obelize_bench.report.round.round_files import (
     RoundOutputs,
     read_round_folder,
     round_outputs,
     rounds_on_disk,
 )
+from pytest_obelize_bench.report.site.pages import check_site_beside, write_site_beside
 
 
 def _rendered(results_dir: Path, case_file: CaseFile, rounds: Mapping[int, RoundData]) -> dict[int, RoundOutputs]:
@@ -43,7 +67,6 @@ def _rendered(results_dir: Path, case_file: CaseFile, rounds: Mapping[int, Round
 
 
 def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *, write: bool) -> str | None:
-    from pytest_obelize_bench.error_analysis.commands import summary_json_problem
 
     for n, rendered in outputs.items():
         problem = summary_json_problem(results_dir, n, rendered.summary.get("error_analysis"), write=write)
@@ -55,9 +78,6 @@ def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *,
 def _stale_derived(document: Path, histories: Mapping[str, str], results_dir: Path, cases: Path) -> str | None:
     """None when every round's history block is as its history.json renders it and the project's
     results pages (``docs/results/``, when it has them) as ``results/`` renders them."""
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError
-    from pytest_obelize_bench.records.results_document import stale_block
-    from pytest_obelize_bench.report.site.pages import check_site_beside
 
     try:
         stale = stale_block(Path(document).read_text(encoding="utf-8"), histories) if histories else None
@@ -85,27 +105,6 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     document = results_dir / DOCUMENT_NAME
     # The decisions list (decision_list.py) and the Gate 1 and dry-run blocks (report/measurement_blocks.py)
     # are blocks of their own, with their own checks.
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError
-    from pytest_obelize_bench.measure.measure_publication import recover_measurements
-    from pytest_obelize_bench.promotion.decision_list import (
-        check_decisions,
-        render_decisions,
-        with_decisions,
-    )
-    from pytest_obelize_bench.promotion.gate_chart import decision_charts
-    from pytest_obelize_bench.promotion.history_report import history_blocks
-    from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents
-    from pytest_obelize_bench.records.results_document import apply_blocks
-    from pytest_obelize_bench.records.review_drift import drifted_reviews
-    from pytest_obelize_bench.report.measurement_blocks import (
-        MeasurementError,
-        apply_measurements,
-        check_measurements,
-        measurement_charts,
-        measurement_problems,
-    )
-    from pytest_obelize_bench.report.round.publish_round import recover_round
-    from pytest_obelize_bench.report.site.pages import write_site_beside
 
     try:
         case_file = load_case_file(case_file_path)

@@ -8,13 +8,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_obelize_bench._util.locks import LockBusy, holder_lock
+from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.comparison.block_text import comparison_blocks
+from pytest_obelize_bench.comparison.case_run import build_record, write_record
+from pytest_obelize_bench.comparison.rows import CaseComparison
+from pytest_obelize_bench.isolation.reachability import Repository
 from pytest_obelize_bench.options.read import options_of
+from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME, apply_blocks
 from pytest_obelize_bench.session.kernel import partial_line
+from pytest_obelize_bench.session.preflight import stop_unless_reachable
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.casefile.cases import Case
     from pytest_obelize_bench.comparison.arm_context import ComparisonContext
-    from pytest_obelize_bench.comparison.rows import CaseComparison
 
 
 class CompareController:
@@ -31,8 +38,6 @@ class CompareController:
         options = options_of(self.config)
         if options.collect_only or not options.preflight:
             return
-        from pytest_obelize_bench.isolation.reachability import Repository
-        from pytest_obelize_bench.session.preflight import stop_unless_reachable
 
         wanted = set(selected)
         repositories = [
@@ -48,7 +53,6 @@ class CompareController:
         text = getattr(report, "bench_compare", None)
         if text is None:
             return
-        from pytest_obelize_bench.comparison.rows import CaseComparison
 
         case_id = report.nodeid.rsplit("::", 1)[-1]
         self.rows[case_id] = CaseComparison.model_validate_json(text)
@@ -57,7 +61,6 @@ class CompareController:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.rows:
             return
-        from pytest_obelize_bench.comparison.case_run import build_record, write_record
 
         wanted = [case.id for case in self.dev]
         partial = partial_line(sum(case in self.rows for case in wanted), len(wanted), "dev cases")
@@ -88,10 +91,6 @@ class CompareController:
 
 def _render(record_path: Path, case_path: Path) -> list[str]:
     """Rewrite the results document's measurement blocks; the lines the terminal shows."""
-    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
-    from pytest_obelize_bench._util.safe_io import write_atomically
-    from pytest_obelize_bench.comparison.block_text import comparison_blocks
-    from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME, apply_blocks
 
     results = record_path.parent.parent
     document = results / DOCUMENT_NAME

@@ -13,8 +13,22 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_obelize_bench._util.locks import LockBusy
+from pytest_obelize_bench.dryrun import planned_fix as dryrun_items
+from pytest_obelize_bench.dryrun.planned_fix import outcome_line
+from pytest_obelize_bench.gate1 import scan_repository as gate1_items
+from pytest_obelize_bench.gate1.scan_repository import pooled_lines
+from pytest_obelize_bench.isolation.reachability import Repository
+from pytest_obelize_bench.measure.measure_publication import (
+    dryrun_error_parts,
+    infrastructure_repositories,
+    refusal,
+    scan_error_parts,
+)
 from pytest_obelize_bench.options.read import options_of
+from pytest_obelize_bench.records.runs import new_run_id
 from pytest_obelize_bench.session.kernel import partial_line
+from pytest_obelize_bench.session.preflight import stop_unless_reachable
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.gate1.labels import AnswerKey
@@ -43,8 +57,6 @@ class MeasureController:
         """Called once by the kernel with the items this session will run (``kernel.py``)."""
         if self.options.collect_only or not self.options.preflight:
             return
-        from pytest_obelize_bench.isolation.reachability import Repository
-        from pytest_obelize_bench.session.preflight import stop_unless_reachable
 
         wanted = set(selected)
         repositories = [
@@ -58,8 +70,6 @@ class MeasureController:
         )
 
     def _parse(self, text: str) -> Any:
-        from pytest_obelize_bench.dryrun import planned_fix as dryrun_items
-        from pytest_obelize_bench.gate1 import scan_repository as gate1_items
 
         return (gate1_items if self.context.mode == "gate1" else dryrun_items).parse_record(text)
 
@@ -89,12 +99,8 @@ class MeasureController:
             return
         wanted = [repo.full_name for repo in self.frame.repositories]
         if self.context.mode == "gate1":
-            from pytest_obelize_bench.gate1.scan_repository import pooled_lines
-
             self.lines = pooled_lines(self.keys, self.records)
         else:
-            from pytest_obelize_bench.dryrun.planned_fix import outcome_line
-
             self.lines = [outcome_line(self.records)]
         if self.frame.is_fixture:
             self.lines.append("fixture frame: nothing written under results/")
@@ -103,16 +109,6 @@ class MeasureController:
         if partial is not None:
             self.lines.append(partial)
             return
-        from pytest_obelize_bench._util.locks import LockBusy
-        from pytest_obelize_bench.dryrun import planned_fix as dryrun_items
-        from pytest_obelize_bench.gate1 import scan_repository as gate1_items
-        from pytest_obelize_bench.measure.measure_publication import (
-            dryrun_error_parts,
-            infrastructure_repositories,
-            refusal,
-            scan_error_parts,
-        )
-        from pytest_obelize_bench.records.runs import new_run_id
 
         split = scan_error_parts if self.context.mode == "gate1" else dryrun_error_parts
         errors = {name: parts for name, record in self.records.items() if (parts := split(record.error))}

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.kinds import kind_for
+from pytest_obelize_bench.case.pipeline import build_record
+from pytest_obelize_bench.case.run import CaseRun
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.grading.attempts import parse_item_name
 from pytest_obelize_bench.grading.record import Record
@@ -69,11 +74,6 @@ def _first_line(longrepr: object, fallback: str) -> str:
 
 def lost_record(case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1) -> Record:
     """The ``error`` record of a case that produced none, with the round's provenance."""
-    from pytest_obelize_bench._util.case_error import CaseError
-    from pytest_obelize_bench._util.clock import utc_now
-    from pytest_obelize_bench.case.kinds import kind_for
-    from pytest_obelize_bench.case.pipeline import build_record
-    from pytest_obelize_bench.case.run import CaseRun
 
     run = CaseRun(case=case, context=context, run_at=utc_now(), kind=kind_for(context), attempt_number=attempt)
     run.error = CaseError(step, reason, detail)

@@ -18,8 +18,11 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.environment import discovery_path
+from pytest_obelize_bench.case.interpreter import minor_request, parse_interpreter_key
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.isolation.executor import Executor, ProcessExecutor
+from pytest_obelize_bench.isolation.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
 from pytest_obelize_bench.isolation.reachability import (
     EXIT_PREFLIGHT,
     LS_REMOTE_TIMEOUT_S,
@@ -48,7 +51,6 @@ def repository_probes(cases: Sequence[Case], cache: Path | None) -> tuple[list[P
 
 def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Probe]:
     """``uv python find`` for each distinct key, as the policy turns it into a request."""
-    from pytest_obelize_bench.case.interpreter import minor_request, parse_interpreter_key
 
     probes: list[Probe] = []
     for case in cases:
@@ -113,8 +115,6 @@ def run_preflight(
     keep_all: bool = False,
 ) -> list[str]:
     """Every problem that would stop the round, one line each; empty when it can run."""
-    from pytest_obelize_bench.case.environment import discovery_path
-    from pytest_obelize_bench.isolation.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
 
     executor = executor or ProcessExecutor()
     root = Path(context.work_root) / "preflight" / context.round_label

@@ -14,9 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from _pytest.config import get_config
+
 from pytest_obelize_bench._util.markdown import table
 from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.casefile.cases import CaseFileError
+from pytest_obelize_bench.casefile.reviews import ReviewFileError
 from pytest_obelize_bench.report.reference_pages import PURE_BLOCKS, prose, replace_block
+from pytest_obelize_bench.report.site.pages import check_site, site_files, write_site
 
 #: The plugin's entry-point name and its option group (``pytest --help`` shows the group's title).
 ENTRY_POINT = "obelize_bench"
@@ -26,8 +31,6 @@ DEFAULT_DOCS = Path("docs")
 
 def plugin_options() -> list[tuple[list[str], dict[str, Any]]]:
     """Every option of the plugin's group: its names and its ``addoption`` attributes, in declaration order."""
-    from _pytest.config import get_config
-
     config = get_config()
     config.pluginmanager.load_setuptools_entrypoints("pytest11", name=ENTRY_POINT)
     group = config._parser.getgroup(GROUP)
@@ -94,9 +97,6 @@ def docs_command(
 ) -> int:
     """Rewrite the generated blocks and the results pages (``docs/results/``), or with ``check``
     name every page that differs and exit 1."""
-    from pytest_obelize_bench.casefile.cases import CaseFileError
-    from pytest_obelize_bench.casefile.reviews import ReviewFileError
-    from pytest_obelize_bench.report.site.pages import check_site, site_files, write_site
 
     results = results or docs.parent / "results"
     cases = cases or docs.parent / "cases" / "cases.yaml"

@@ -10,6 +10,7 @@ wrote under its work root is there with the session's token.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import socket
@@ -17,7 +18,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pytest_obelize_bench.case.context import RoundContext
-from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.case.environment import default_uv_cache
+from pytest_obelize_bench.isolation.workspace import default_work_root, remove_checkout
+from pytest_obelize_bench.tool.info import ToolError, ToolInfo
+from pytest_obelize_bench.tool.venv import resolve_tool
 
 #: A worker's own work root (checkouts, logs, tool venvs, uv cache), over ``--bench-work``.
 WORK_ENV = "OBELIZE_BENCH_WORK"
@@ -65,8 +69,6 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[ToolInfo | None, s
     be at the controller's path at the controller's commit, clean; the installed tool must be the
     controller's version. Never silently other code.
     """
-    from pytest_obelize_bench.tool.info import ToolError
-    from pytest_obelize_bench.tool.venv import resolve_tool
 
     want = context.tool
     if want is None:
@@ -101,7 +103,6 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[ToolInfo | None, s
 
 def file_sha256(path: Path) -> str | None:
     """The file's sha256, or None when it cannot be read."""
-    import hashlib
 
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -142,8 +143,6 @@ def localize(
     worker may be given its own work root even beside the controller. ``own_commit`` tells the
     commit of this worker's clone (asked only of a worker that derives its own paths).
     """
-    from pytest_obelize_bench.case.environment import default_uv_cache
-    from pytest_obelize_bench.isolation.workspace import default_work_root
 
     name = worker_name(workerid, host)
     override = environ.get(WORK_ENV)
@@ -196,6 +195,5 @@ def tidy_on_worker(context: RoundContext, folder: str, tier: str, keep: str) -> 
     """``--bench-keep`` on a remote worker's own disk (the controller cannot reach it)."""
     if keep == "all" or (keep == "failed" and tier == "error"):
         return
-    from pytest_obelize_bench.isolation.workspace import remove_checkout
 
     remove_checkout(Path(context.work_root), context.round_label, folder)

@@ -23,10 +23,15 @@ from pathlib import Path
 
 from pytest_obelize_bench.case.content_key import content_key
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.interpreter import discovery_path, minor_request, parse_interpreter_key, resolve_program
 from pytest_obelize_bench.casefile.reviews import ReviewBook
 from pytest_obelize_bench.casefile.schema import Case
-from pytest_obelize_bench.grading.record import Record
+from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.isolation.executor import run_program
+from pytest_obelize_bench.isolation.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
+from pytest_obelize_bench.isolation.sandbox import provenance_label
 from pytest_obelize_bench.records.review_drift import review_drift
+from pytest_obelize_bench.records.runs import REGRADED_KIND, read_manifest
 
 LATEST = "latest"
 FIND_TIMEOUT_S = 60.0
@@ -45,8 +50,6 @@ class ResumePlan:
 def latest_run(runs_root: Path) -> str | None:
     """The newest session run under ``results/round-N/runs`` (ids sort by start time); a run
     ``regrade --write`` made is no session's to continue, and a dot folder is one being written."""
-    from pytest_obelize_bench.grading.record import RecordError
-    from pytest_obelize_bench.records.runs import REGRADED_KIND, read_manifest
 
     def regraded(folder: Path) -> bool:
         try:
@@ -98,9 +101,6 @@ def choose(
 
 def _interpreter_key(request: str, context: RoundContext) -> str | None:
     """The uv key of the interpreter a venv made for ``request`` would run, or None."""
-    from pytest_obelize_bench.case.interpreter import discovery_path, resolve_program
-    from pytest_obelize_bench.isolation.executor import run_program
-    from pytest_obelize_bench.isolation.policy import NO_INTERPRETER_DOWNLOADS, uv_binary
 
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
     env.update(NO_INTERPRETER_DOWNLOADS)
@@ -119,7 +119,6 @@ def _interpreter_key(request: str, context: RoundContext) -> str | None:
 
 
 def _request(case: Case, policy: str) -> str | None:
-    from pytest_obelize_bench.case.interpreter import minor_request, parse_interpreter_key
 
     try:
         key = parse_interpreter_key(case.python or "")
@@ -130,7 +129,6 @@ def _request(case: Case, policy: str) -> str | None:
 
 def expected_keys(cases: Iterable[Case], context: RoundContext) -> dict[str, str | None]:
     """Each case's content key as it would run now (None when its interpreter cannot be found)."""
-    from pytest_obelize_bench.isolation.sandbox import provenance_label
 
     asked: dict[str, str | None] = {}
     keys: dict[str, str | None] = {}

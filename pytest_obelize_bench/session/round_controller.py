@@ -25,13 +25,31 @@ from pytest_obelize_bench.grading.record import (
     RecordError,
     parse_record,
 )
+from pytest_obelize_bench.isolation.workspace import remove_checkout
 from pytest_obelize_bench.options.read import options_of
+from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES, add_record
+from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.terminal_lines import terminal_lines
+from pytest_obelize_bench.session.junit import rewrite_junit
+from pytest_obelize_bench.session.missing import Watch, attempt_of, lost_record
+from pytest_obelize_bench.session.ordering import case_seconds
+from pytest_obelize_bench.session.preflight import run_preflight
+from pytest_obelize_bench.session.progress import Progress, terminal_stream
+from pytest_obelize_bench.session.runlife import (
+    finish_run,
+    keep_resumed,
+    open_manifest,
+    recover,
+    start_run,
+    stopped_at_preflight,
+)
 from pytest_obelize_bench.session.stash_keys import (
     COLLECT_PATHS_KEY,
     ONLY_WORKERINPUT_KEY,
     ORDER_WORKERINPUT_KEY,
     ROUND_FILES_KEY,
 )
+from pytest_obelize_bench.session.tier_outcome import EXIT_PREFLIGHT, EXIT_RESULTS_UNWRITABLE, EXIT_TIER_GATE
 
 
 class Controller:
@@ -62,7 +80,6 @@ class Controller:
         self.progress: Any = None
         #: repeats (--bench-repeat attempts after the first), kept apart from the headline records
         self.repeats: list[Record] = []
-        from pytest_obelize_bench.session.missing import Watch
 
         cases = {case.id: case for found in config.stash.get(COLLECT_PATHS_KEY, {}).values() for case in found}
         self.watch = Watch(cases)
@@ -77,12 +94,8 @@ class Controller:
         #: each case's seconds in the round's latest run: the order the cases run in (ordering.py)
         self.case_seconds: dict[str, float] = {}
         if self.context.mode == "round" and self.context.round is not None:
-            from pytest_obelize_bench.session.ordering import case_seconds
-
             self.case_seconds = case_seconds(Path(self.context.results_dir), self.context.round, cases)
         if self.writes_results:
-            from pytest_obelize_bench.session.runlife import start_run
-
             start_run(self)
 
     @property
@@ -108,7 +121,6 @@ class Controller:
         self.session = session
         if self.run_dir is None:
             return
-        from pytest_obelize_bench.session.runlife import keep_resumed, open_manifest, recover
 
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         for line in recover(self):
@@ -124,7 +136,6 @@ class Controller:
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is None or not getattr(terminal, "isatty", False):
             return
-        from pytest_obelize_bench.session.progress import Progress, terminal_stream
 
         round_dir = Path(self.context.work_root) / self.context.round_label
         self.progress = Progress(round_dir, list(self.watch.cases), terminal_stream(), lambda: set(self.records))
@@ -134,7 +145,6 @@ class Controller:
         """Called once by the kernel with the cases this session will run (``kernel.py``)."""
         if not self.writes_results or not self.options.preflight:
             return
-        from pytest_obelize_bench.session.preflight import run_preflight
 
         # one check per case, however many attempts of it the session runs
         wanted = list({case.id: case for case in cases if case is not None and case.retired is None}.values())
@@ -149,10 +159,8 @@ class Controller:
         for line in problems:
             if terminal is not None:
                 terminal.write_line(f"preflight: {line}", red=True)
-        from pytest_obelize_bench.session.runlife import stopped_at_preflight
 
         stopped_at_preflight(self)
-        from pytest_obelize_bench.session.tier_outcome import EXIT_PREFLIGHT
 
         pytest.exit(
             f"preflight failed for {len(problems)} case(s); nothing ran (--bench-repo-cache=DIR supplies "
@@ -194,7 +202,6 @@ class Controller:
 
     def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
         """The error record of an item that ended without one (``missing.py``)."""
-        from pytest_obelize_bench.session.missing import attempt_of, lost_record
 
         record = lost_record(
             case, self.context, step="harness", reason=reason, detail=detail, attempt=attempt_of(nodeid)
@@ -214,8 +221,6 @@ class Controller:
             if lastfailed is not None:
                 lastfailed.lastfailed[nodeid] = True
         if self.run_dir is not None and self.results_error is None:
-            from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES, add_record
-
             name = attempt_stem(record.case, record.attempt)
             try:
                 given = beside if isinstance(beside, dict) else {}
@@ -245,7 +250,6 @@ class Controller:
             return
         if keep == "all" or (keep == "failed" and record.tier == "error"):
             return
-        from pytest_obelize_bench.isolation.workspace import remove_checkout
 
         folder = attempt_stem(record.case, record.attempt)
         remove_checkout(Path(self.context.work_root), self.context.round_label, folder)
@@ -268,31 +272,21 @@ class Controller:
                 terminal.write_line(f"obelize-bench: no case was selected, so run {self.run_id} was not kept")
             self.run_dir = None
         if self.run_dir is not None and self.manifest is not None and not self.manifest.stopped:
-            from pytest_obelize_bench.session.runlife import finish_run
-
             finish_run(self, interrupted=interrupted)
         if self.records and self.context.mode == "round":
             self._terminal_figures()
         xml = getattr(self.config.option, "xmlpath", None)
         if xml and self.context.mode == "round":  # a fixture at its expected tier is a pass there too
-            from pytest_obelize_bench.session.junit import rewrite_junit
-
             rewrite_junit(Path(xml), self.records, Path(self.context.cases_path).stem)
         if self.kept and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # hook: resume: all kept
             session.exitstatus = pytest.ExitCode.OK
         if self.results_error is not None:
-            from pytest_obelize_bench.session.tier_outcome import EXIT_RESULTS_UNWRITABLE
-
             session.exitstatus = EXIT_RESULTS_UNWRITABLE
         self.gated = sorted({r.case for r in (*self.records.values(), *self.repeats) if r.tier in self.gate})
         if self.gated and session.exitstatus == pytest.ExitCode.OK:
-            from pytest_obelize_bench.session.tier_outcome import EXIT_TIER_GATE
-
             session.exitstatus = EXIT_TIER_GATE
 
     def _terminal_figures(self) -> None:
-        from pytest_obelize_bench.report.round.case_entries import RoundData
-        from pytest_obelize_bench.report.round.terminal_lines import terminal_lines
 
         case_file = self.case_file
         number = int(self.context.round or case_file.round)

@@ -15,6 +15,39 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, PATCH_BYTES
+from pytest_obelize_bench._util.locks import LockBusy, holder_lock
+from pytest_obelize_bench.casefile.cases import CaseFileError
+from pytest_obelize_bench.grading.attempts import item_name, parse_stem
+from pytest_obelize_bench.grading.record import RecordError
+from pytest_obelize_bench.promotion.registration import registration_fields
+from pytest_obelize_bench.records.publication_note import expected_cases, owner_refusal
+from pytest_obelize_bench.records.published import LOCK_NAME, read_bounded_text
+from pytest_obelize_bench.records.reruns import rerun_cases, rerun_entry, run_attempts
+from pytest_obelize_bench.records.runs import (
+    ARTEFACTS_DIR,
+    BESIDE_SUFFIXES,
+    RunManifest,
+    Selection,
+    add_record,
+    case_file_ref,
+    check_run_id,
+    folder_digests,
+    new_run_id,
+    portable_path,
+    read_manifest,
+    read_run_records,
+    run_folder,
+    runs_root,
+    sandbox_of,
+    tool_label,
+    utc_now,
+    write_manifest,
+)
+from pytest_obelize_bench.report.round.publish_round import publish_round, recover_round
+from pytest_obelize_bench.session.resume import LATEST, latest_run, mark_resumed, plan_resume
+from pytest_obelize_bench.session.tier_outcome import EXIT_RESULTS_UNWRITABLE
+
 if TYPE_CHECKING:
     from pytest_obelize_bench.session.round_controller import Controller
 
@@ -28,9 +61,6 @@ def results_given(config: pytest.Config) -> bool:
 
 def start_run(ctl: Controller) -> None:
     """Name this session's run (or the run a rerun adds to) and what it will rerun."""
-    from pytest_obelize_bench.grading.attempts import item_name, parse_stem
-    from pytest_obelize_bench.records.reruns import rerun_cases, run_attempts
-    from pytest_obelize_bench.records.runs import new_run_id, read_manifest, run_folder
 
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
@@ -67,8 +97,6 @@ def start_run(ctl: Controller) -> None:
 
 def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None:
     """Stop before anything runs when this case file's round could not be published into ``results``."""
-    from pytest_obelize_bench.records.publication_note import owner_refusal
-    from pytest_obelize_bench.records.runs import case_file_ref
 
     if not ctl.options.publish:
         return
@@ -80,8 +108,6 @@ def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None
 
 def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
-    from pytest_obelize_bench.records.runs import read_manifest, read_run_records, runs_root
-    from pytest_obelize_bench.session.resume import LATEST, latest_run, plan_resume
 
     wanted = ctl.options.resume
     run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
@@ -104,10 +130,6 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
 
 def recover(ctl: Controller) -> list[str]:
     """Finish a publication of this round that a killed process left half-done (``recover_round``)."""
-    from pytest_obelize_bench._util.locks import LockBusy, holder_lock
-    from pytest_obelize_bench.grading.record import RecordError
-    from pytest_obelize_bench.records.published import LOCK_NAME
-    from pytest_obelize_bench.report.round.publish_round import recover_round
 
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
@@ -127,10 +149,6 @@ def keep_resumed(ctl: Controller) -> None:
     A record is never rewritten in place: the marked one is added as the case's latest, and the
     one it was kept from moves, byte for byte, under ``attempts/`` (``runs.add_record``).
     """
-    from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, PATCH_BYTES
-    from pytest_obelize_bench.records.published import read_bounded_text
-    from pytest_obelize_bench.records.runs import ARTEFACTS_DIR, BESIDE_SUFFIXES, add_record
-    from pytest_obelize_bench.session.resume import mark_resumed
 
     assert ctl.run_dir is not None
     for case, record in ctl.kept.items():
@@ -150,23 +168,10 @@ def keep_resumed(ctl: Controller) -> None:
 
 def open_manifest(ctl: Controller) -> None:
     """Write the run's manifest (a new run's, or a rerun's appended line) at session start."""
-    from pytest_obelize_bench.promotion.registration import registration_fields
-    from pytest_obelize_bench.records.publication_note import expected_cases
-    from pytest_obelize_bench.records.runs import (
-        RunManifest,
-        Selection,
-        case_file_ref,
-        portable_path,
-        read_manifest,
-        utc_now,
-        write_manifest,
-    )
 
     assert ctl.run_dir is not None
     context = ctl.context
     if ctl.only is not None:
-        from pytest_obelize_bench.records.reruns import rerun_entry
-
         manifest = read_manifest(ctl.run_dir)
         stems = ctl.rerun_stems if ctl.rerun_stems is not None else ctl.only
         manifest.reruns.append(rerun_entry(ctl.run_dir, stems, ctl.options.rerun or "resume"))
@@ -203,8 +208,6 @@ def open_manifest(ctl: Controller) -> None:
     try:
         write_manifest(ctl.run_dir, manifest)
     except OSError as exc:
-        from pytest_obelize_bench.session.tier_outcome import EXIT_RESULTS_UNWRITABLE
-
         if ctl.new_run:
             shutil.rmtree(ctl.run_dir, ignore_errors=True)
         pytest.exit(
@@ -221,7 +224,6 @@ def stopped_at_preflight(ctl: Controller) -> None:
         shutil.rmtree(ctl.run_dir, ignore_errors=True)
         ctl.run_dir = None
         return
-    from pytest_obelize_bench.records.runs import folder_digests, utc_now, write_manifest
 
     ctl.manifest.stopped = "preflight"
     ctl.manifest.ended_at = utc_now()
@@ -231,17 +233,6 @@ def stopped_at_preflight(ctl: Controller) -> None:
 
 def finish_run(ctl: Controller, *, interrupted: bool) -> None:
     """Close the manifest (with a digest of every file), then publish the run if it is a whole round."""
-    from pytest_obelize_bench.casefile.cases import CaseFileError
-    from pytest_obelize_bench.grading.record import RecordError
-    from pytest_obelize_bench.records.runs import (
-        folder_digests,
-        read_run_records,
-        sandbox_of,
-        tool_label,
-        utc_now,
-        write_manifest,
-    )
-    from pytest_obelize_bench.report.round.publish_round import publish_round
 
     assert ctl.run_dir is not None
     case_file = ctl.case_file
@@ -282,7 +273,6 @@ def finish_run(ctl: Controller, *, interrupted: bool) -> None:
 
 def existing_run(results: Path, number: int, run_id: str, option: str) -> Path:
     """The folder of an existing run named on ``option``; a usage error when the id or the run is not."""
-    from pytest_obelize_bench.records.runs import check_run_id, run_folder
 
     try:
         check_run_id(run_id)

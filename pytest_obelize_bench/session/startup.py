@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench.case.context import RoundContext
+from pytest_obelize_bench.case.environment import default_uv_cache, exclude_newer_now, validate_exclude_newer
 from pytest_obelize_bench.casefile.cases import (
     Case,
     CaseFile,
@@ -21,12 +22,15 @@ from pytest_obelize_bench.casefile.cases import (
 )
 from pytest_obelize_bench.casefile.reviews import ReviewBook, ReviewFileError, load_reviews, reviews_path
 from pytest_obelize_bench.isolation.gitquery import harness_provenance
-from pytest_obelize_bench.isolation.sandbox import Settings
+from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
+from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, Settings, choose
+from pytest_obelize_bench.isolation.workspace import default_work_root
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.remote import file_sha256, write_session_marker
 from pytest_obelize_bench.session.stash_keys import ROUND_FILES_KEY
-from pytest_obelize_bench.tool.info import ToolInfo
-from pytest_obelize_bench.tool.packs import PackInfo
+from pytest_obelize_bench.tool.info import ToolError, ToolInfo
+from pytest_obelize_bench.tool.packs import PackInfo, pack_provenance
+from pytest_obelize_bench.tool.venv import resolve_tool
 
 
 def option_path(config: pytest.Config, value: str, rootdir: Path) -> Path:
@@ -79,12 +83,6 @@ def build_context(
     one the comparison's suites read (mode ``comparison``: its cases work ``work_below`` the work root,
     its records are the comparison's, so neither the harness's tree nor a session marker is asked for)."""
     options = options_of(config)
-    from pytest_obelize_bench.case.environment import (
-        default_uv_cache,
-        exclude_newer_now,
-        validate_exclude_newer,
-    )
-    from pytest_obelize_bench.isolation.workspace import default_work_root
 
     collect_only = options.collect_only
     harness = harness_provenance(rootdir)
@@ -104,7 +102,6 @@ def build_context(
         exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
     except ValueError as exc:
         raise pytest.UsageError(f"--exclude-newer: {exc}") from None
-    from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
 
     try:
         step_limits = parse_limits(options.step_timeout)
@@ -120,10 +117,6 @@ def build_context(
     tool_checkout: str | None = None
     packs: dict[str, PackInfo] = {}
     if not collect_only:
-        from pytest_obelize_bench.tool.info import ToolError
-        from pytest_obelize_bench.tool.packs import pack_provenance
-        from pytest_obelize_bench.tool.venv import resolve_tool
-
         try:
             tool = resolve_tool(spec, tool_root=base_root / "tools", exclude_newer=exclude_newer)
         except ToolError as exc:
@@ -160,7 +153,6 @@ def build_context(
 def sandbox_settings(config: pytest.Config, *, probe: bool) -> Settings:
     """``--bench-sandbox`` decided once, on the controller: bwrap is probed here and nowhere else."""
     options = options_of(config)
-    from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, choose
 
     mode = options.sandbox
     if not probe:  # --collect-only runs no step

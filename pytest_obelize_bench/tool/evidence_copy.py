@@ -6,13 +6,23 @@ kept only when the repository's licence lets its code be republished.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pytest_obelize_bench._util.caps import PATCH_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
-from pytest_obelize_bench._util.safe_io import NotRegular, TooLarge, read_bounded, write_atomically
+from pytest_obelize_bench._util.safe_io import (
+    NotRegular,
+    TooLarge,
+    UntrustedFileError,
+    read_bounded,
+    read_untrusted,
+    write_atomically,
+)
 from pytest_obelize_bench.tool.run_documents import DOCUMENTS, MAX_DOCUMENT_BYTES, PATCH
 from pytest_obelize_bench.tool.runfolder import open_run_folder
 
@@ -73,7 +83,6 @@ def patch_digest(folder: Path) -> str | None:
     The digest is recorded whatever the licence: it quotes nothing, and it is what a review of
     this patch is keyed by (``casefile/reviews.py``).
     """
-    import hashlib
 
     try:
         fd = open_run_folder(Path(folder), "fix", Path(folder).name)
@@ -100,10 +109,6 @@ def published_beside(
     them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD.
     ``steps`` are the record's step names in order (``NN-<name>.log``); ``public`` labels the
     harness's paths and hides its secrets in a tail, whose command line (``$ ...``) is left out."""
-    import json
-
-    from pytest_obelize_bench._util.caps import PATCH_BYTES
-    from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 
     if not patch_publishable(license):
         return None

@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, TOOL_PROBE_S, inherited
+from pytest_obelize_bench.tool.answers import keep_answer, kept_answers
 from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.venv import read_marker
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -58,8 +60,6 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
     cannot change; a source checkout or the obelize installed beside the harness is asked every
     session, since its packs can.
     """
-    from pytest_obelize_bench.tool.answers import keep_answer, kept_answers
-    from pytest_obelize_bench.tool.venv import read_marker
 
     venv = Path(tool.python).parent.parent if tool.source == "requirement" else None
     marker = read_marker(venv) if venv is not None else None

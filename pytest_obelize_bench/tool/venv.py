@@ -46,6 +46,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
 from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench.isolation.executor import Answer, run_program
@@ -277,7 +281,6 @@ def key_digest(key: Mapping[str, Any]) -> str:
 
 def _parse_requirement(spec: str) -> Any:
     """The spec as a ``packaging`` Requirement, or None when it is not one."""
-    from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         return Requirement(spec)
@@ -287,8 +290,6 @@ def _parse_requirement(spec: str) -> Any:
 
 def _pinned_version(spec: str) -> Any:
     """The one release ``spec`` pins (a ``packaging`` Version), or ``ToolError`` saying what is wrong."""
-    from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
 
     requirement = _parse_requirement(spec)
     if requirement is None:
@@ -310,7 +311,6 @@ def _pinned_version(spec: str) -> Any:
 
 
 def _resolve_requirement(spec: str, tool_root: Path, exclude_newer: str | None) -> ToolInfo:
-    from packaging.version import InvalidVersion, Version
 
     pinned = _pinned_version(spec)
     canonical = f"obelize=={pinned}"

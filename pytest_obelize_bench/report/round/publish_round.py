@@ -14,9 +14,20 @@ from pytest_obelize_bench._util.charts import FIGURES_FOLDER
 from pytest_obelize_bench._util.locks import DEFAULT_WAIT_S, LockBusy, holder_lock
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.records.publication import Outcome, publish_run
+from pytest_obelize_bench.records.publication_note import owner_refusal
 from pytest_obelize_bench.records.published import LOCK_NAME
 from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK
+from pytest_obelize_bench.records.runs import case_file_ref, run_folder, runs_root
+from pytest_obelize_bench.records.transaction import (
+    finish,
+    read_journal,
+    remove_staging,
+    remove_temporaries,
+    roll_forward,
+    temporaries_of,
+)
 from pytest_obelize_bench.report.round.round_files import write_round_outputs
+from pytest_obelize_bench.report.site.pages import write_site_beside
 
 
 def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
@@ -24,15 +35,6 @@ def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
 
     The caller holds the round's lock. One line per thing recovered; none when there was nothing.
     """
-    from pytest_obelize_bench.records.runs import run_folder, runs_root
-    from pytest_obelize_bench.records.transaction import (
-        finish,
-        read_journal,
-        remove_staging,
-        remove_temporaries,
-        roll_forward,
-        temporaries_of,
-    )
 
     results_dir = Path(results_dir)
     round_folder = results_dir / f"round-{n}"
@@ -70,8 +72,6 @@ def publish_round(
     a publication an earlier process left half-done is finished first. The journal is removed
     only after the document is rewritten, so a crash anywhere is recovered whole.
     """
-    from pytest_obelize_bench.records.publication_note import owner_refusal
-    from pytest_obelize_bench.records.runs import case_file_ref
 
     results_dir = Path(results_dir)
     round_folder = results_dir / f"round-{n}"
@@ -98,7 +98,6 @@ def publish_held(
     wait: float = DEFAULT_WAIT_S,
 ) -> Outcome:
     """``publish_round`` once the caller holds the round's lock and has recovered the round."""
-    from pytest_obelize_bench.records.transaction import finish
 
     outcome = publish_run(
         results_dir,
@@ -109,8 +108,6 @@ def publish_held(
         results_given=results_given,
     )
     if outcome.published:
-        from pytest_obelize_bench.report.site.pages import write_site_beside
-
         with holder_lock(Path(results_dir) / DOCUMENT_LOCK, "the results document", wait):
             document, _ = write_round_outputs(results_dir, case_file, n)
             outcome.lines += write_site_beside(results_dir, case_file.path)

@@ -20,7 +20,11 @@ from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
 from pytest_obelize_bench._util.charts import Chart, figures_section
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.error_analysis.commands import error_section, error_summary, round_error_figures
+from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.records.evidence import read_round_facts
+from pytest_obelize_bench.records.publication_note import expected_cases, publication_problems, read_publication
 from pytest_obelize_bench.records.published import JOURNAL_NAME, SUMMARY_NAME, read_published
 from pytest_obelize_bench.records.results_document import DOCUMENT_NAME, render_document
 from pytest_obelize_bench.report.chart_files import write_figures
@@ -51,7 +55,6 @@ class RoundOutputs:
 
 def round_outputs(results_dir: Path, case_file: CaseFile, data: RoundData) -> RoundOutputs:
     """The round's figures and its error analysis, each computed once, rendered every way they are shown."""
-    from pytest_obelize_bench.error_analysis.commands import error_section, error_summary, round_error_figures
 
     figures = round_figures(data)
     block, charts = round_block_with_figures(figures)
@@ -131,11 +134,6 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
     shows as not run. An earlier round is the cases it has records for, so a case added since
     does not appear in a round it was never part of.
     """
-    from pytest_obelize_bench.records.publication_note import (
-        expected_cases,
-        publication_problems,
-        read_publication,
-    )
 
     folder = Path(results_dir) / f"round-{n}"
     published = read_published(folder, [case.id for case in case_file.cases])
@@ -164,8 +162,6 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
         )
     problems.extend(publication_problems(Path(results_dir), n, published, expected))
     # Repeats and their graded facts, read as untrusted evidence (evidence.py).
-    from pytest_obelize_bench.grading.grade import expected_rows
-    from pytest_obelize_bench.records.evidence import read_round_facts
 
     rows = {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
     # Hostile evidence (a symlinked or malformed graded-facts file) stops the render in one line.

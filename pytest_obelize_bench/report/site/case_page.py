@@ -18,6 +18,7 @@ from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import Record, SuiteResult
 from pytest_obelize_bench.grading.tiers import explain_tier
+from pytest_obelize_bench.report.show import unmigrated_rows
 from pytest_obelize_bench.report.site.escape import code, cut_lines, fenced, text
 
 __all__ = ["CaseEvidence", "case_page", "marked_lines"]
@@ -95,8 +96,6 @@ def _rows(evidence: CaseEvidence, facts: Artefacts | None) -> list[str]:
     try:
         states = case_states(key.id, rows, collect_case(facts, evidence.case_id), {})
     except ValueError:  # graded facts of version 1: no atomicity to attribute, only the row's own bail
-        from pytest_obelize_bench.report.show import unmigrated_rows
-
         left = {(r["path"], r["line"], r["symbol"]): r["withheld_by"] for r in unmigrated_rows(key, facts)}
         listed = [[code(path), line, code(symbol), code(left[(path, line, symbol)]) if (path, line, symbol) in left
                    else "migrated"] for path, line, symbol in rows]  # fmt: skip

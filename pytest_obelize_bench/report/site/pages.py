@@ -22,13 +22,25 @@ from pytest_obelize_bench._util.safe_io import (
     parse_json_object,
     read_untrusted,
     read_untrusted_text,
+    write_atomically,
 )
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.casefile.reviews import load_reviews, review_for, reviews_path
+from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_rounds, load_comparison
+from pytest_obelize_bench.gate1.scan_document import key_matches, load_gate1_inputs
 from pytest_obelize_bench.grading.attempts import record_file_name
+from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import Record, read_round_attempts
+from pytest_obelize_bench.promotion.decision_list import render_decisions
+from pytest_obelize_bench.promotion.history_report import history_blocks
+from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents, read_graded_facts
+from pytest_obelize_bench.records.runs import list_runs
+from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
+from pytest_obelize_bench.report.round.figures import round_figures
+from pytest_obelize_bench.report.round.round_files import read_round_folder, round_block_with_figures, rounds_on_disk
 from pytest_obelize_bench.report.site.case_page import CaseEvidence, case_page
+from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
 from pytest_obelize_bench.report.site.escape import code, text
 from pytest_obelize_bench.tool.evidence_copy import patch_publishable
 
@@ -40,7 +52,6 @@ _MARKER = re.compile(r"^<!-- .*-->$")
 
 
 def _read_facts(folder: Path, stem: str) -> Artefacts | None:
-    from pytest_obelize_bench.records.evidence import EvidenceError, read_graded_facts
 
     try:
         return read_graded_facts(folder / "artefacts", f"{stem}.json")
@@ -105,9 +116,6 @@ def _case_pages(
 
 def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | None, bool]:
     """The round's page, the run it was published from and whether that run was imported."""
-    from pytest_obelize_bench.records.runs import list_runs
-    from pytest_obelize_bench.report.round.figures import round_figures
-    from pytest_obelize_bench.report.round.round_files import read_round_folder, round_block_with_figures
 
     data = read_round_folder(results, case_file, n).data
     run = None if data.publication is None else str(data.publication["run"])
@@ -152,13 +160,6 @@ def _block_page(title: str, block: str) -> str:
 
 def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> dict[str, tuple[str, str]]:
     """Page name -> (title, page) of every measurement, decision list and history published."""
-    from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_rounds, load_comparison
-    from pytest_obelize_bench.grading.grade import expected_rows
-    from pytest_obelize_bench.promotion.decision_list import render_decisions
-    from pytest_obelize_bench.promotion.history_report import history_blocks
-    from pytest_obelize_bench.records.evidence import read_decision_documents
-    from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
-    from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
 
     blocks = {**measurement_blocks(results, cases_path.parent), **comparison_blocks(results, cases_path)}
     blocks.update(history_blocks(results, rounds)[0])
@@ -196,7 +197,6 @@ def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> di
 
 def _gate1_pages(results: Path, cases_path: Path) -> dict[str, tuple[str, str]]:
     """A page per labelled repository of the published scan: its findings against its key."""
-    from pytest_obelize_bench.gate1.scan_document import key_matches, load_gate1_inputs
 
     document, _, keys, _ = load_gate1_inputs(results / "gate1" / "scan.json", cases_path.parent / "gate1")
     pages = {}
@@ -253,7 +253,6 @@ def _decision_page(stem: str, document: Mapping[str, Any]) -> str:
 
 def site_files(results: Path, cases_path: Path) -> dict[str, str | bytes]:
     """Every file of ``docs/results/``, by its path in that folder."""
-    from pytest_obelize_bench.report.round.round_files import rounds_on_disk
 
     results, cases_path = Path(results), Path(cases_path)
     case_file = load_case_file(cases_path)
@@ -303,7 +302,6 @@ def check_site(docs: Path, files: Mapping[str, str | bytes]) -> list[str]:
 
 def write_site(docs: Path, files: Mapping[str, str | bytes]) -> int:
     """Make ``docs/results/`` exactly ``files``; how many files were written or removed."""
-    from pytest_obelize_bench._util.safe_io import write_atomically
 
     folder = Path(docs) / SITE_FOLDER
     present = _on_disk(folder)
