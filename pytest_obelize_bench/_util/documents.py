@@ -9,6 +9,7 @@ the owning module turns it into its own error type and adds the row it concerns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +99,37 @@ def load_yaml[M: BaseModel](path: Path, model: type[M], cap: int) -> M:
     return validated(model, read_yaml_mapping(path, cap), str(path))
 
 
+def read_document[T](
+    path: Path, cap: int, parse: Callable[[str, str], T], error: Callable[[str], Exception], where: str = ""
+) -> T:
+    """An untrusted file read bounded and handed to its owner's ``parse(text, source)``; a file that
+    cannot be read raises ``error`` with one line naming it (``where`` says which part of a
+    document's shape the file itself is, for owners that name rows)."""
+    try:
+        text = read_untrusted_text(Path(path), cap)
+    except UntrustedFileError as exc:
+        raise error(f"{path}: {where}{exc.problem}") from None
+    return parse(text, str(path))
+
+
+def load_optional_json[M: BaseModel](path: Path, model: type[M], cap: int, what: str) -> M | None:
+    """A JSON document the harness wrote (a note, a history) as ``model``; None when there is none,
+    ``UntrustedFileError`` saying it is not a ``what`` when it cannot be read or is not one."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        return load_json(path, model, cap)
+    except UntrustedFileError as exc:
+        raise UntrustedFileError(str(path), f"not a {what}: {exc.problem}") from None
+
+
 __all__ = [
     "StrictLoader",
     "load_json",
+    "load_optional_json",
     "load_yaml",
     "parse_yaml",
+    "read_document",
     "read_yaml",
     "read_yaml_mapping",
     "validated",

@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.documents import read_document
 from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import row_problem
 from pytest_obelize_bench.measure.frame import OUTCOMES, Outcome
@@ -107,12 +107,9 @@ def parse_dryrun_document(text: str, source: str) -> DryRunDocument:
 
 
 def load_dryrun_document(path: Path | str) -> DryRunDocument:
-    path = Path(path)
-    try:
-        text = read_untrusted_text(path, MAX_DRYRUN_DOCUMENT_BYTES)
-    except UntrustedFileError as exc:
-        raise DryRunRecordError(f"{path}: top level: (file): {exc.problem}") from None
-    return parse_dryrun_document(text, str(path))
+    return read_document(
+        Path(path), MAX_DRYRUN_DOCUMENT_BYTES, parse_dryrun_document, DryRunRecordError, "top level: (file): "
+    )
 
 
 __all__ = [

@@ -17,7 +17,8 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
+from pytest_obelize_bench._util.documents import read_document
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object
 from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.grading.graded_facts import Artefacts
@@ -88,11 +89,7 @@ def parse_collected(text: str, source: str) -> CollectedRound:
 
 def read_collected(path: Path) -> CollectedRound:
     """Read a collected file: a regular file, no symlink, within the byte cap, UTF-8 JSON, strict."""
-    try:
-        text = read_untrusted_text(Path(path), MAX_COLLECTED_BYTES)
-    except UntrustedFileError as exc:
-        raise CollectedFileError(str(exc)) from None
-    return parse_collected(text, str(path))
+    return read_document(Path(path), MAX_COLLECTED_BYTES, parse_collected, CollectedFileError)
 
 
 # -- building one from graded facts (pure) ------------------------------------------------------

@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from pytest_obelize_bench._util.caps import REVIEW_BYTES
-from pytest_obelize_bench._util.documents import parse_yaml, validated
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text
+from pytest_obelize_bench._util.documents import parse_yaml, read_document, validated
+from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench.casefile.reviews import ReviewFileError
 
@@ -87,8 +87,4 @@ def parse_review(text: str, source: str) -> ReviewFile:
 
 def read_review(path: Path) -> ReviewFile:
     """Read a reviewer file: bounded, never through a symlink, strictly shaped."""
-    try:
-        text = read_untrusted_text(Path(path), MAX_REVIEW_BYTES)
-    except UntrustedFileError as exc:
-        raise ReviewFileError(str(exc)) from None
-    return parse_review(text, str(path))
+    return read_document(Path(path), MAX_REVIEW_BYTES, parse_review, ReviewFileError)

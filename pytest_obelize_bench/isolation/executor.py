@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -114,15 +114,17 @@ def step_environment(
     *,
     home: Path,
     extra: Mapping[str, str] = _EMPTY,
+    allowed: Iterable[str] = ALLOWED_ENVIRONMENT,
 ) -> dict[str, str]:
     """The environment of a step: allow-listed names from ``source``, an own HOME, and ``extra``.
+    Building a tool venv allows a few more names (``TOOL_INSTALL_ENVIRONMENT``).
 
     Nothing else of the harness's environment is passed on, so no credential (GEMINI_API_KEY,
     GITHUB_TOKEN, AWS_*), no tool configuration (PYTEST_ADDOPTS) and no xdist state
     (PYTEST_XDIST_*) reaches an install, a suite or obelize.  ``extra`` holds what the harness
     itself sets (VIRTUAL_ENV, UV_EXCLUDE_NEWER, UV_PYTHON_DOWNLOADS, GIT_TERMINAL_PROMPT, ...).
     """
-    env = inherited(ALLOWED_ENVIRONMENT, source)
+    env = inherited(allowed, source)
     env["HOME"] = os.fspath(home)
     env.update(extra)
     return env
@@ -335,6 +337,12 @@ class Answer:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out and self.launch_error is None
+
+    @property
+    def last_line(self) -> str:
+        """The output's last non-empty line, cut: what a one-line error quotes of a failed command."""
+        lines = [line.strip() for line in self.output.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else "(no output)"
 
 
 def run_program(

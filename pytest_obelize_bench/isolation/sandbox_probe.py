@@ -60,11 +60,6 @@ class Probe:
         return self.problem is None and self.program is not None and self.version is not None
 
 
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(no output)"
-
-
 def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S) -> Probe:
     """Whether bwrap runs here: its version, then ``true`` under the flags and mounts steps use.
 
@@ -84,7 +79,7 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
         return Probe(path, None, f"{path} --version could not run: {asked.launch_error or 'timed out'}")
     match = _VERSION.search(asked.output)
     if asked.exit_code != 0 or match is None:
-        return Probe(path, None, f"{path} --version said {_last_line(asked.output)!r}, not a bubblewrap version")
+        return Probe(path, None, f"{path} --version said {asked.last_line!r}, not a bubblewrap version")
     try:
         with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
             # Every kind of mount and option a step uses, so an older bwrap fails here, not per step.
@@ -100,7 +95,7 @@ def probe_bwrap(program: str | None = None, *, timeout: float = PROBE_TIMEOUT_S)
     if tried.timed_out or tried.launch_error is not None:
         return Probe(path, match["version"], f"a sandboxed true could not run: {tried.launch_error or 'timed out'}")
     if tried.exit_code != 0:
-        said = _last_line(tried.output)
+        said = tried.last_line
         hint = ""
         if any(word in said for word in ("namespace", "uid map", "Operation not permitted", "Permission denied")):
             hint = (
@@ -181,7 +176,7 @@ def overlay_problem(
         return f"{program} could not run: {error}"
     if tried.ok:
         return None
-    return f"{program} cannot mount an overlay here: {tried.launch_error or _last_line(tried.output)}"
+    return f"{program} cannot mount an overlay here: {tried.launch_error or tried.last_line}"
 
 
 def mounts_overlays(program: str, *, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:

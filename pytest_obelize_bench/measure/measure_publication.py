@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
-from pytest_obelize_bench._util.documents import load_json
+from pytest_obelize_bench._util.documents import load_optional_json
 from pytest_obelize_bench._util.locks import holder_lock
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text, write_atomically
 from pytest_obelize_bench._util.strict_model import StrictModel
@@ -105,13 +105,7 @@ def refusal(
 
 def read_note(folder: Path) -> MeasurementNote | None:
     """The note in ``folder``; None when there is none; ValueError (one line) when it is unreadable."""
-    path = Path(folder) / NOTE_NAME
-    if not path.exists() and not path.is_symlink():
-        return None
-    try:
-        return load_json(path, MeasurementNote, NOTE_BYTES)
-    except UntrustedFileError as exc:
-        raise ValueError(f"{path}: not a publication note: {exc.problem}") from None
+    return load_optional_json(Path(folder) / NOTE_NAME, MeasurementNote, NOTE_BYTES, "publication note")
 
 
 def note_problems(folder: Path, document: str, infrastructure: int) -> list[str]:

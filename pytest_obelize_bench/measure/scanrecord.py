@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json, read_untrusted_text
+from pytest_obelize_bench._util.documents import read_document
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json
 from pytest_obelize_bench._util.strict_model import StrictRow
 from pytest_obelize_bench._util.validation import row_problem
 
@@ -106,12 +107,9 @@ def parse_scan_document(text: str, source: str) -> ScanDocument:
 
 def load_scan_document(path: Path | str) -> ScanDocument:
     """Read a scan document bounded, refusing a symlink; ``ScanRecordError`` with one line."""
-    path = Path(path)
-    try:
-        text = read_untrusted_text(path, MAX_SCAN_DOCUMENT_BYTES)
-    except UntrustedFileError as exc:
-        raise ScanRecordError(f"{path}: top level: (file): {exc.problem}") from None
-    return parse_scan_document(text, str(path))
+    return read_document(
+        Path(path), MAX_SCAN_DOCUMENT_BYTES, parse_scan_document, ScanRecordError, "top level: (file): "
+    )
 
 
 def dump_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from pytest_obelize_bench._util.caps import POLICY_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.charts import RateChart, RatePoint, figures_section
-from pytest_obelize_bench._util.documents import load_json
+from pytest_obelize_bench._util.documents import load_optional_json
 from pytest_obelize_bench._util.markdown import cell, table
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import Rate
@@ -104,13 +104,7 @@ def collect_history(results: Path, cases_path: Path, number: int, now: datetime 
 
 def load_history(round_folder: Path) -> HistoryDocument | None:
     """The round's published history, None when it has none; ValueError (one line) when unreadable."""
-    path = Path(round_folder) / HISTORY_NAME
-    if not path.exists() and not path.is_symlink():
-        return None
-    try:
-        return load_json(path, HistoryDocument, HISTORY_BYTES)
-    except UntrustedFileError as exc:
-        raise ValueError(f"{path}: not a history: {exc.problem}") from None
+    return load_optional_json(Path(round_folder) / HISTORY_NAME, HistoryDocument, HISTORY_BYTES, "history")
 
 
 # -- the block and the chart -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_obelize_bench._util.documents import load_json
+from pytest_obelize_bench._util.documents import load_optional_json
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.casefile.cases import CaseFile
@@ -110,13 +110,12 @@ def expected_cases(case_file: CaseFile, round_number: int) -> list[str]:
 
 def read_publication(round_folder: Path) -> Publication | None:
     """The round's publication note, None when there is none; RecordError when it is unreadable."""
-    path = Path(round_folder) / PUBLICATION_NAME
-    if not path.exists() and not path.is_symlink():
-        return None
     try:
-        return load_json(path, Publication, RECORD_CAP_BYTES)
+        return load_optional_json(
+            Path(round_folder) / PUBLICATION_NAME, Publication, RECORD_CAP_BYTES, "publication note"
+        )
     except UntrustedFileError as exc:
-        raise RecordError(f"{path}: not a publication note: {exc.problem}") from None
+        raise RecordError(str(exc)) from None
 
 
 def _repeat_problems(round_folder: Path, note: Publication, label: str) -> list[str]:

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.kernel import KIND_KEY, BenchItem, Handover, Unit, hand_over, register_kind
+from pytest_obelize_bench.session.kernel import (
+    KIND_KEY,
+    BenchItem,
+    ControllerPreflight,
+    Handover,
+    Unit,
+    hand_over,
+    register_kind,
+)
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.casefile.cases import Case
@@ -27,10 +35,11 @@ PROMPT_FILE = Path("comparison") / "COMPARISON_PROMPT.md"
 CONTROLLER_NAME = "obelize-bench-compare"
 
 
-class ComparisonKind:
+class ComparisonKind(ControllerPreflight):
     """The dev split's cases, ids sorted; never a holdout case or a control."""
 
     def __init__(self, config: pytest.Config, case_path: Path, dev: list[Case], context: ComparisonContext) -> None:
+        self.controller_name = CONTROLLER_NAME
         self.config, self.case_path, self.dev, self.context = config, case_path, dev, context
         units = [
             Unit(name=case.id, body=_compare_case, label=f"comparison {case.id}", attributes={"bench_case": case})
@@ -45,11 +54,6 @@ class ComparisonKind:
         from pytest_obelize_bench.comparison.arm_context import WORKERINPUT_KEY
 
         return {WORKERINPUT_KEY: self.context.to_json()}
-
-    def preflight(self, names: list[str]) -> None:
-        controller = self.config.pluginmanager.get_plugin(CONTROLLER_NAME)
-        if controller is not None:
-            controller.preflight(names)
 
 
 def _dev_cases(config: pytest.Config, round_number: int) -> tuple[Path, list[Case]]:

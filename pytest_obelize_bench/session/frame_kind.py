@@ -15,7 +15,15 @@ import pytest
 
 from pytest_obelize_bench.options.declarations import DEFAULT_GATE1_FRAME
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.kernel import KIND_KEY, BenchItem, Handover, Unit, hand_over, register_kind
+from pytest_obelize_bench.session.kernel import (
+    KIND_KEY,
+    BenchItem,
+    ControllerPreflight,
+    Handover,
+    Unit,
+    hand_over,
+    register_kind,
+)
 
 if TYPE_CHECKING:
     from pytest_obelize_bench.gate1.labels import AnswerKey
@@ -25,12 +33,13 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.tool.packs import PackInfo
 
 
-class FrameKind:
+class FrameKind(ControllerPreflight):
     """The frame's repositories, in the frame's order; a labelled one is marked."""
 
     def __init__(
         self, config: pytest.Config, frame_path: Path, frame: Frame, keys: dict[str, AnswerKey], context: MeasureContext
     ) -> None:
+        self.controller_name = CONTROLLER_NAME
         self.config, self.frame_path, self.frame, self.keys, self.context = config, frame_path, frame, keys, context
         units = [
             Unit(
@@ -52,21 +61,8 @@ class FrameKind:
 
         return {WORKERINPUT_KEY: self.context.to_json()}
 
-    def preflight(self, names: list[str]) -> None:
-        controller = self.config.pluginmanager.get_plugin(CONTROLLER_NAME)
-        if controller is not None:
-            controller.preflight(names)
-
 
 CONTROLLER_NAME = "obelize-bench-measure"
-
-
-def _path(config: pytest.Config, text: str) -> Path:
-    path = Path(text).expanduser()
-    if path.is_absolute():
-        return path
-    invocation = Path(config.invocation_params.dir)
-    return invocation / path if (invocation / path).exists() else Path(config.rootpath) / path
 
 
 @pytest.hookimpl(trylast=True)
@@ -81,7 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     mode = asked.kind
     pack = GATE1_PACK if asked.pack is None else asked.pack
-    frame_path = _path(config, asked.frame or DEFAULT_GATE1_FRAME).resolve()
+    from pytest_obelize_bench.session.startup import option_path
+
+    frame_path = option_path(config, asked.frame or DEFAULT_GATE1_FRAME, Path(config.rootpath)).resolve()
     try:
         frame = load_frame(frame_path)
         labels = frame_path.parent / "labels"
@@ -107,6 +105,7 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
     from pytest_obelize_bench.isolation.gitquery import harness_provenance
     from pytest_obelize_bench.isolation.workspace import default_work_root
     from pytest_obelize_bench.measure.repository_run import MeasureContext
+    from pytest_obelize_bench.session.startup import option_path
 
     options = options_of(config)
     work_root = Path(options.work) if options.work else default_work_root()  # absolute already (options)
@@ -135,7 +134,7 @@ def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path
         pack=pack,
         frame_path=str(frame_path),
         labels_dir=str(frame_path.parent / "labels") if mode == "gate1" else None,
-        results_dir=str(_path(config, options.results).resolve()),
+        results_dir=str(option_path(config, options.results, Path(config.rootpath)).resolve()),
         work_root=str(work_root),
         project_root=str(config.rootpath),
         repo_cache=cache,

@@ -63,6 +63,19 @@ class ItemKind(Protocol):
         ...
 
 
+class ControllerPreflight:
+    """For a kind whose preflight is its controller's: the plugin registered under ``controller_name``
+    on the controller process (a worker has none, and never preflights)."""
+
+    config: pytest.Config
+    controller_name: str
+
+    def preflight(self, names: list[str]) -> None:
+        controller = self.config.pluginmanager.get_plugin(self.controller_name)
+        if controller is not None:
+            controller.preflight(names)
+
+
 KIND_KEY: pytest.StashKey[ItemKind] = pytest.StashKey()
 HANDOVER_KEY: pytest.StashKey[Handover] = pytest.StashKey()
 _PREFLIGHTED_KEY: pytest.StashKey[bool] = pytest.StashKey()
@@ -191,6 +204,7 @@ __all__ = [
     "KIND_KEY",
     "BenchFile",
     "BenchItem",
+    "ControllerPreflight",
     "Handover",
     "ItemKind",
     "Unit",

@@ -52,7 +52,7 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_obelize_bench._util.clock import utc_now
 from pytest_obelize_bench._util.locks import exclusive_lock
-from pytest_obelize_bench.isolation.executor import Answer, run_program
+from pytest_obelize_bench.isolation.executor import Answer, run_program, step_environment
 from pytest_obelize_bench.isolation.gitquery import git_output
 from pytest_obelize_bench.isolation.policy import (
     BASE_ENVIRONMENT,
@@ -95,19 +95,11 @@ _RUN_MAIN = "import sys; from obelize.cli import main; sys.exit(main())"
 
 def install_environment(home: Path, source: Mapping[str, str] = os.environ) -> dict[str, str]:
     """What building a tool venv sees: the allow-listed names, an own HOME, no interpreter downloads."""
-    env = inherited(TOOL_INSTALL_ENVIRONMENT, source)
-    env["HOME"] = os.fspath(home)
-    env.update(NO_INTERPRETER_DOWNLOADS)
-    return env
+    return step_environment(source, home=home, extra=NO_INTERPRETER_DOWNLOADS, allowed=TOOL_INSTALL_ENVIRONMENT)
 
 
 def _execute(argv: Sequence[str], *, timeout: float, cwd: Path, env: Mapping[str, str], log: Path) -> Answer:
     return run_program(argv, env=env, timeout=timeout, cwd=cwd, log=log)
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(no output)"
 
 
 def _probe(python: str, *, cwd: Path, log: Path) -> dict[str, Any]:
@@ -115,11 +107,11 @@ def _probe(python: str, *, cwd: Path, log: Path) -> dict[str, Any]:
         [python, "-I", "-c", PROBE_PROGRAM], timeout=TOOL_PROBE_S, cwd=cwd, env=inherited(BASE_ENVIRONMENT), log=log
     )
     if answer.timed_out or answer.exit_code != 0:
-        raise ToolError(f"{python} could not be asked which obelize it imports: {_last_line(answer.output)}")
+        raise ToolError(f"{python} could not be asked which obelize it imports: {answer.last_line}")
     try:
         found = json.loads(answer.output.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise ToolError(f"{python} gave no answer about obelize: {_last_line(answer.output)}") from None
+        raise ToolError(f"{python} gave no answer about obelize: {answer.last_line}") from None
     if not isinstance(found, dict) or not found.get("file"):
         raise ToolError(f"{python} cannot import obelize")
     return found
@@ -246,7 +238,7 @@ def _ensure_venv(
             log=logs / f"{venv.name}.venv.log",
         )
         if made.timed_out or made.exit_code != 0:
-            raise ToolError(f"{what}: uv venv failed (exit {made.exit_code}): {_last_line(made.output)}")
+            raise ToolError(f"{what}: uv venv failed (exit {made.exit_code}): {made.last_line}")
         pinned = exempt_argv(wanted.get("exclude_newer"), exempt, wanted.get(EXEMPT_FIELD))
         done = _execute(
             [uv, "pip", "install", "--python", os.fspath(python), *pinned, *install],
@@ -258,7 +250,7 @@ def _ensure_venv(
         if done.timed_out:
             raise ToolError(f"{what}: uv pip install outlasted {TOOL_INSTALL_S:g}s")
         if done.exit_code != 0:
-            raise ToolError(f"{what}: uv pip install failed (exit {done.exit_code}): {_last_line(done.output)}")
+            raise ToolError(f"{what}: uv pip install failed (exit {done.exit_code}): {done.last_line}")
         _write_marker(venv, wanted)
         return os.fspath(python), wanted
 

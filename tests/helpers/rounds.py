@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -185,3 +186,9 @@ def run_pytest(project: Path, *args: str, env: dict[str, str] | None = None) -> 
         timeout=1200,
         stdin=subprocess.DEVNULL,
     )
+
+
+def local_key() -> str:
+    """This machine's interpreter as a case file names one, so a round here runs it with ``exact``."""
+    version = ".".join(str(part) for part in sys.version_info[:3])
+    return f"cpython-{version}-linux-{platform.machine()}-gnu"

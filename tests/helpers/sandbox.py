@@ -11,7 +11,9 @@ import functools
 import hashlib
 import importlib
 import os
+import socket
 import stat
+import threading
 from pathlib import Path
 
 from pytest_obelize_bench.isolation.sandbox import Probe, probe_bwrap
@@ -76,3 +78,28 @@ def tree_digest(root: Path) -> str:
                 digest.update(path.read_bytes())
             digest.update(b"\0")
     return digest.hexdigest()
+
+
+class Listener:
+    """A TCP listener on the harness's loopback that counts connections."""
+
+    def __init__(self) -> None:
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen()
+        self.port = self.socket.getsockname()[1]
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.socket.close()

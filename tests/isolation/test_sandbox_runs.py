@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -26,7 +24,7 @@ from pytest_obelize_bench.isolation.sandbox import (
     interpreter_roots,
     probe_bwrap,
 )
-from tests.helpers.sandbox import bwrap_probe
+from tests.helpers.sandbox import Listener, bwrap_probe
 
 needs_bwrap = pytest.mark.usefixtures("bwrap")
 
@@ -62,31 +60,6 @@ def run_python(executor: SandboxExecutor, made: CaseLayout, env: dict[str, str],
     return executor.run(
         [sys.executable, "-c", textwrap.dedent(code)], cwd=made.checkout, env=env, timeout=60, log=log, step=name
     )
-
-
-class Listener:
-    """A TCP listener on the harness's loopback that counts connections."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.listen()
-        self.port = self.socket.getsockname()[1]
-        self.accepted = 0
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.socket.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            connection.close()
-
-    def close(self) -> None:
-        self.socket.close()
 
 
 CONNECT = """

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -16,16 +15,9 @@ from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import git, make_repo
 from tests.helpers.round_project import EXPECTED_TIERS, records_of
-from tests.helpers.rounds import run_pytest
+from tests.helpers.rounds import local_key, run_pytest
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
-
-
-def local_key() -> str:
-    import platform
-
-    version = ".".join(str(part) for part in sys.version_info[:3])
-    return f"cpython-{version}-linux-{platform.machine()}-gnu"
 
 
 STANDIN_MAIN = '''

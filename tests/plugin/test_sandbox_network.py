@@ -2,40 +2,18 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import casefile, rounds
 from tests.helpers.gitrepo import make_repo
-from tests.helpers.sandbox import bwrap_probe
+from tests.helpers.rounds import local_key
+from tests.helpers.sandbox import Listener, bwrap_probe
 
 needs_bwrap = pytest.mark.usefixtures("bwrap")
-
-
-class Listener:
-    """A TCP listener on the harness's loopback that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.listen()
-        self.port = self.socket.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.socket.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            connection.close()
 
 
 PROBE_SUITE = """\
@@ -47,13 +25,6 @@ except OSError as error:
     sys.exit(1)
 print("connected")
 """
-
-
-def local_key() -> str:
-    import platform
-
-    version = ".".join(str(part) for part in sys.version_info[:3])
-    return f"cpython-{version}-linux-{platform.machine()}-gnu"
 
 
 def run_round(project: Path, work: Path, *args: str) -> subprocess.CompletedProcess[str]:
