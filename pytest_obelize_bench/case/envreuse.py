@@ -14,9 +14,13 @@ environment key, and when it ran); a later install with the same key, a mark no 
 cache), the install runs online as before.
 
 Identical environments: the same interpreter used, the same ``exclude_newer``, the same install
-commands (only ``uv pip install`` of exact pins, or of a requirements file of exact pins, which
-the key covers by its content), and the same pins installed before this one.  Anything else has
-no key and always installs online.
+commands, and the same pins installed before this one.  ``uv pip install`` of exact pins, or of a
+requirements file of exact pins (by its content), is the same for any case.  An install that reads
+more of its checkout (``uv pip install .``, a requirements file of ranges, a name without a pin) is
+the same only for the same commit: the key then names it, with every file the commands name by its
+content, so the next round of the case reuses what this one installed, and a new commit installs
+again.  Anything a key cannot cover (an editable install, an index option, a URL, a path outside
+the checkout) has no key and always installs online.
 """
 
 from __future__ import annotations
@@ -36,18 +40,26 @@ from pytest_obelize_bench._util.clock import UTC_FORMAT, utc_now
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file
 
-_PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?"
+_PINNED = re.compile(_NAME + r"==[A-Za-z0-9][A-Za-z0-9.+!_-]*")
+#: A requirement the package index alone resolves, at the round's cutoff: a name, its extras, ranges.
+_SPECIFIER = r"(===?|>=|<=|~=|!=|<|>)[A-Za-z0-9][A-Za-z0-9.*+!_-]*"
+_INDEXED = re.compile(_NAME + rf"({_SPECIFIER}(,{_SPECIFIER})*)?")
+#: The checkout itself, as an install command names it (with extras).
+_CHECKOUT = re.compile(r"\./?(\[[A-Za-z0-9,._-]+\])?")
 MARKS_DIR = "env-marks"
 #: The largest requirements file whose content an environment key covers.
 REQUIREMENTS_CAP = REQUIREMENTS_BYTES
 
 
-def _requirements_material(checkout: Path | None, name: str) -> str | None:
-    """``-r sha256:<digest>`` of a checkout's requirements file that holds exact pins only.
+def _requirements_material(checkout: Path | None, name: str) -> tuple[str, bool] | None:
+    """``-r sha256:<digest>`` of a checkout's requirements file, and whether it reads more than the
+    package index (then only the same commit shares it); None when a key cannot cover it.
 
     The file is read as untrusted input: a relative path inside the checkout, no symlink, at
-    most ``REQUIREMENTS_CAP`` bytes of UTF-8.  Any line that is not blank, a comment or one
-    ``name==version`` (an option, an include, a URL, a local path, a range) makes it unshared.
+    most ``REQUIREMENTS_CAP`` bytes of UTF-8.  Lines of exact pins are the same for any case;
+    ranges, bare names and the checkout itself (``.``, ``-e .`` is refused) need the commit; an
+    option, an include, a URL or another path makes it unshared.
     """
     relative = Path(name)
     if checkout is None or relative.is_absolute() or ".." in relative.parts or not relative.parts:
@@ -57,16 +69,21 @@ def _requirements_material(checkout: Path | None, name: str) -> str | None:
         text = data.decode("utf-8")
     except (OSError, ValueError):
         return None
+    reads_checkout = False
     for line in text.splitlines():
         requirement = line.split(" #", 1)[0].strip()
         if requirement.startswith("#") or not requirement:
             continue
-        if not _PINNED.fullmatch(requirement):
+        if _PINNED.fullmatch(requirement):
+            continue
+        if not (_INDEXED.fullmatch(requirement) or _CHECKOUT.fullmatch(requirement)):
             return None
-    return "-r sha256:" + hashlib.sha256(data).hexdigest()
+        reads_checkout = True
+    return "-r sha256:" + hashlib.sha256(data).hexdigest(), reads_checkout
 
 
-def _command_material(command: str, checkout: Path | None) -> str | None:
+def _command_material(command: str, checkout: Path | None) -> tuple[str, bool] | None:
+    """The command as a key covers it, and whether it reads more of the checkout than a pin list."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -74,32 +91,47 @@ def _command_material(command: str, checkout: Path | None) -> str | None:
     if words[:3] != ["uv", "pip", "install"] or len(words) == 3:
         return None
     material: list[str] = []
+    reads_checkout = False
     rest = iter(words[3:])
     for word in rest:
         if word in ("-r", "--requirement"):
-            digest = _requirements_material(checkout, next(rest, ""))
-            if digest is None:
+            found = _requirements_material(checkout, next(rest, ""))
+            if found is None:
                 return None
-            material.append(digest)
+            material.append(found[0])
+            reads_checkout = reads_checkout or found[1]
         elif _PINNED.fullmatch(word):
             material.append(word)
+        elif _INDEXED.fullmatch(word) or _CHECKOUT.fullmatch(word):
+            material.append(word)
+            reads_checkout = True
         else:
             return None
-    return " ".join(["uv pip install", *material])
+    return " ".join(["uv pip install", *material]), reads_checkout
 
 
-def command_material(commands: Sequence[str], checkout: Path | None = None) -> list[str] | None:
-    """What of ``commands`` an environment key covers, or None when one can read more of the checkout.
+def command_material(
+    commands: Sequence[str], checkout: Path | None = None, commit: str | None = None
+) -> list[str] | None:
+    """What of ``commands`` an environment key covers, or None when a key cannot cover them.
 
-    Shareable: ``uv pip install`` of exact pins, and of ``-r FILE`` whose file holds only exact
-    pins; the file stands in the key by its sha256, so two checkouts share only identical files.
+    Shared by any case: ``uv pip install`` of exact pins, and of ``-r FILE`` whose file holds only
+    exact pins; the file stands in the key by its sha256, so two checkouts share only identical
+    files.  Shared by the same commit only (the key then ends with ``commit <sha>``): commands that
+    read the checkout itself, or resolve ranges and bare names, which the cutoff fixes.
     """
     material: list[str] = []
+    reads_checkout = False
     for command in commands:
         found = _command_material(command, checkout)
         if found is None:
             return None
-        material.append(found)
+        material.append(found[0])
+        reads_checkout = reads_checkout or found[1]
+    if reads_checkout:
+        if not commit:
+            return None
+        material.append(f"commit {commit}")
     return material
 
 

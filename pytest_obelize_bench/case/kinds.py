@@ -200,7 +200,7 @@ def _template_for(run: CaseRun, used: str) -> Template | None:
     case = run.case
     legacy, _ = PACK_DISTRIBUTIONS[case.pack]
     # Taken before any command runs, and before the fix can rewrite a requirements file.
-    run.install_material = command_material(case.install, run.checkout)
+    run.install_material = command_material(case.install, run.checkout, case.sha)
     run.env_template = _environment_key(run, [f"{legacy}=={case.from_version}"], used=used)
     if run.env_template is None:
         return None

@@ -20,16 +20,28 @@ KEY_ARGS = {
 }
 
 
-def test_only_exact_pins_through_uv_are_shareable() -> None:
+def test_exact_pins_through_uv_are_shared_by_any_case_and_the_rest_by_one_commit() -> None:
     assert command_material([]) == []
     pins = "uv pip install pytest==8.3.3 pytest-asyncio==0.24.0"
     assert command_material([pins]) == [pins]
-    assert command_material(["uv pip install -e ."]) is None
-    assert command_material(["uv pip install pytest"]) is None
+    assert command_material([pins], commit="c0ffee") == [pins]  # pins need no commit
+    assert command_material(["uv pip install -e ."], commit="c0ffee") is None  # points at one checkout's path
     assert command_material(["python -m pip install pytest==8.3.3"]) is None
     assert command_material(["uv pip install 'unbalanced"]) is None
+    assert command_material(["uv pip install --index-url https://example.invalid pytest"], commit="c0ffee") is None
+    assert command_material(["uv pip install ../elsewhere"], commit="c0ffee") is None
+    # The checkout itself, a name without a pin, a range: the same only at the same commit.
+    for command in (
+        "uv pip install . pytest pytest-asyncio",
+        "uv pip install '.[test]'",
+        "uv pip install 'rich>=13,<14'",
+    ):
+        assert command_material([command]) is None
+        material = command_material([command], commit="c0ffee")
+        assert material is not None and material[-1] == "commit c0ffee"
+        assert command_material([command], commit="decade") != material
     # Without a checkout to read, a requirements file cannot be vouched for.
-    assert command_material(["uv pip install -r requirements.txt"]) is None
+    assert command_material(["uv pip install -r requirements.txt"], commit="c0ffee") is None
 
 
 def test_a_requirements_file_of_exact_pins_is_shared_by_its_content(tmp_path: Path) -> None:
@@ -50,8 +62,7 @@ def test_a_requirements_file_of_exact_pins_is_shared_by_its_content(tmp_path: Pa
 @pytest.mark.parametrize(
     "content",
     [
-        "pytest>=8\n",  # a range resolves differently as the cutoff moves
-        "-e .\n",  # the checkout itself
+        "-e .\n",  # an editable install points at one checkout's path
         "-r other.txt\n",  # an include the key would not cover
         "--index-url https://example.invalid/simple\npytest==8.3.3\n",
         "./vendored/pkg\n",
@@ -60,13 +71,25 @@ def test_a_requirements_file_of_exact_pins_is_shared_by_its_content(tmp_path: Pa
         "pytest==8.3.3\n" * 10_000,  # over the cap
     ],
 )
-def test_a_requirements_file_with_anything_but_pins_is_not_shared(tmp_path: Path, content: str | bytes) -> None:
+def test_a_requirements_file_a_key_cannot_cover_is_not_shared(tmp_path: Path, content: str | bytes) -> None:
     target = tmp_path / "requirements.txt"
     if isinstance(content, bytes):
         target.write_bytes(content)
     else:
         target.write_text(content)
-    assert command_material(["uv pip install -r requirements.txt"], tmp_path) is None
+    assert command_material(["uv pip install -r requirements.txt"], tmp_path, "c0ffee") is None
+
+
+def test_a_requirements_file_of_ranges_or_the_checkout_is_shared_by_its_commit_and_content(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("pytest>=8\n.[test]\nrich==13.9.4\n")
+    command = ["uv pip install -r requirements.txt"]
+    assert command_material(command, tmp_path) is None  # it reads the checkout: no commit, no key
+    first = command_material(command, tmp_path, "c0ffee")
+    assert first is not None and first[-1] == "commit c0ffee" and first[0].startswith("uv pip install -r sha256:")
+    assert command_material(command, tmp_path, "c0ffee") == first
+    assert command_material(command, tmp_path, "decade") != first
+    (tmp_path / "requirements.txt").write_text("pytest>=8.1\n.[test]\nrich==13.9.4\n")
+    assert command_material(command, tmp_path, "c0ffee") != first
 
 
 def test_a_requirements_file_outside_the_checkout_or_behind_a_symlink_is_not_read(tmp_path: Path) -> None:
@@ -129,7 +152,8 @@ def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> No
         rounds.case_row_from_fixture("trap-vertex", "bob", tmp_path, to_version="2.24.00"),
         rounds.case_row_from_fixture("trap-vertex", "cat", tmp_path, to_version="2.24.00"),
     ]
-    # dan and eve install identical requirements files, so eve goes offline; fay's has a range.
+    # dan and eve install identical requirements files, so eve goes offline; fay's has a range, so
+    # only fay's own commit shares it: fay builds a template of its own.
     for owner, requirements in (("dan", "pytest==8.3.3\n"), ("eve", "pytest==8.3.3\n"), ("fay", "pytest>=8\n")):
         root = tmp_path / owner
         row = rounds.case_row_from_fixture("trap-vertex", owner, root, install=["uv pip install -r requirements.txt"])
@@ -178,8 +202,11 @@ def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> No
     assert "--offline" not in step("dan__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
     assert reuses("eve__trap-vertex", "dan__trap-vertex")
     assert "--offline" not in step("fay__trap-vertex", "install-from")["argv"]  # type: ignore[operator]
-    assert records["fay__trap-vertex"]["provenance"]["env_view"] == "installed"
-    assert records["fay__trap-vertex"]["provenance"]["env_template"] is None
+    fay = records["fay__trap-vertex"]["provenance"]
+    assert fay["env_view"] == "built" and fay["env_template"] not in (
+        None,
+        records["dan__trap-vertex"]["provenance"]["env_template"],
+    )
     for case in ("dan__trap-vertex", "eve__trap-vertex", "fay__trap-vertex"):
         assert records[case]["error"] is None, records[case]["error"]
         assert records[case]["provenance"]["sdk_from"] == "0.8.6"
