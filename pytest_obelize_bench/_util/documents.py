@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -67,14 +67,6 @@ def read_yaml(path: Path, cap: int) -> Any:
     return parse_yaml(read_untrusted_text(path, cap), str(path))
 
 
-def read_yaml_mapping(path: Path, cap: int) -> dict[Any, Any]:
-    """An untrusted YAML file whose top level must be a mapping."""
-    data = read_yaml(path, cap)
-    if not isinstance(data, dict):
-        raise UntrustedFileError(str(path), "expected a mapping at the top level")
-    return data
-
-
 def validated[M: BaseModel](model: type[M], data: Any, source: str) -> M:
     """``data`` as ``model``; ``UntrustedFileError`` with the first problem's field and message."""
     try:
@@ -94,22 +86,30 @@ def load_json[M: BaseModel](path: Path, model: type[M], cap: int) -> M:
         raise UntrustedFileError(source, problem_text(exc.errors()[0])) from None
 
 
-def load_yaml[M: BaseModel](path: Path, model: type[M], cap: int) -> M:
-    """An untrusted YAML mapping as ``model``."""
-    return validated(model, read_yaml_mapping(path, cap), str(path))
-
-
 def read_document[T](
-    path: Path, cap: int, parse: Callable[[str, str], T], error: Callable[[str], Exception], where: str = ""
+    path: Path,
+    cap: int,
+    parse: Callable[[Any, str], T],
+    error: Callable[[str], Exception],
+    where: str = "",
+    *,
+    form: Literal["text", "json", "yaml"] = "text",
 ) -> T:
-    """An untrusted file read bounded and handed to its owner's ``parse(text, source)``; a file that
-    cannot be read raises ``error`` with one line naming it (``where`` says which part of a
-    document's shape the file itself is, for owners that name rows)."""
+    """An untrusted file read bounded (as text, one JSON object or strict YAML) and handed to its
+    owner's ``parse(content, source)``; a file that cannot be read raises ``error`` with one line
+    naming it (``where`` says which part of a document's shape the file itself is, for owners that
+    name rows)."""
+    source = str(path)
     try:
         text = read_untrusted_text(Path(path), cap)
+        content: Any = text
+        if form == "json":
+            content = parse_json_object(text, source)
+        elif form == "yaml":
+            content = parse_yaml(text, source)
     except UntrustedFileError as exc:
         raise error(f"{path}: {where}{exc.problem}") from None
-    return parse(text, str(path))
+    return parse(content, source)
 
 
 def load_optional_json[M: BaseModel](path: Path, model: type[M], cap: int, what: str) -> M | None:
@@ -127,10 +127,8 @@ __all__ = [
     "StrictLoader",
     "load_json",
     "load_optional_json",
-    "load_yaml",
     "parse_yaml",
     "read_document",
     "read_yaml",
-    "read_yaml_mapping",
     "validated",
 ]

@@ -14,8 +14,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import REVIEW_BYTES
-from pytest_obelize_bench._util.documents import read_yaml
-from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.documents import read_document
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import field_path, message_of
 from pytest_obelize_bench.casefile.reviews import ReviewFileError
@@ -61,11 +60,7 @@ def parse_review(data: Any, source: str) -> ReviewFile:
 
 
 def read_review(path: Path) -> ReviewFile:
-    try:
-        data = read_yaml(Path(path), REVIEW_BYTES)
-    except UntrustedFileError as exc:
-        raise ReviewFileError(str(exc)) from None
-    return parse_review(data, str(path))
+    return read_document(Path(path), REVIEW_BYTES, parse_review, ReviewFileError, form="yaml")
 
 
 def changed_files(record: ComparisonRecord, arm: str, case: str) -> set[str]:

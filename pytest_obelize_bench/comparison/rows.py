@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json
+from pytest_obelize_bench._util.documents import read_document
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import field_path, message_of
 from pytest_obelize_bench.grading.record import SuiteResult
@@ -169,11 +169,7 @@ def parse_comparison(data: Any, source: str) -> ComparisonRecord:
 
 
 def read_comparison(path: Path) -> ComparisonRecord:
-    try:
-        data = read_untrusted_json(Path(path), MAX_RECORD_BYTES)
-    except UntrustedFileError as exc:
-        raise ComparisonRecordError(str(exc)) from None
-    return parse_comparison(data, str(path))
+    return read_document(Path(path), MAX_RECORD_BYTES, parse_comparison, ComparisonRecordError, form="json")
 
 
 def dump_comparison(record: ComparisonRecord) -> str:

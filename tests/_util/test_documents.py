@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from pytest_obelize_bench._util.documents import load_json, load_yaml, read_yaml
+from pytest_obelize_bench._util.documents import load_json, read_yaml, validated
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
 from pytest_obelize_bench.measure.frame import FrameError, load_frame
@@ -57,10 +57,7 @@ def test_a_duplicate_key_is_refused(tmp_path: Path) -> None:
 def test_validation_names_the_field(tmp_path: Path) -> None:
     (tmp_path / "row.yaml").write_text("name: a\ncount: two\n")
     with pytest.raises(UntrustedFileError, match=r"row\.yaml: count: Input should be a valid integer"):
-        load_yaml(tmp_path / "row.yaml", Row, 1024)
-    (tmp_path / "list.yaml").write_text("- name\n")
-    with pytest.raises(UntrustedFileError, match="expected a mapping at the top level"):
-        load_yaml(tmp_path / "list.yaml", Row, 1024)
+        validated(Row, read_yaml(tmp_path / "row.yaml", 1024), str(tmp_path / "row.yaml"))
     (tmp_path / "row.json").write_text('{"name": "a", "count": 1, "extra": 2}')
     with pytest.raises(UntrustedFileError, match=r"row\.json: extra: is not a known field"):
         load_json(tmp_path / "row.json", Row, 1024)

@@ -3,8 +3,9 @@ made, while nothing it read changed; a new commit or a changed requirements file
 
 Real rounds (real git, real uv) over one local repository whose reviewed install resolves a range
 from its requirements file and a name without a pin: commands no key covered before, because what
-they install depends on the commit (``uv pip install .`` is covered the same way, by unit tests). The second round runs in the same
-work root (the user's next round), so it finds the template the first one built.
+they install depends on the commit (``uv pip install .`` is keyed the same way; unit tests in
+``tests/case/test_envreuse.py``). The second round runs in the same work root (the user's next
+round), so it finds the template the first one built.
 """
 
 from __future__ import annotations
