@@ -1,8 +1,10 @@
 """What the project's tests share: which ones are slow, and inner pytest runs in a fixed order.
 
-A test is ``slow`` because of what it uses, not because someone remembered to say so: a pytest
-run of its own (``pytester``) or installs from the package index (``index_uv_cache``). The hook
-below marks it from its fixtures, so ``-m "not slow"`` stays the quick inner loop.
+A test is ``slow`` mostly because of what it uses, not because someone remembered to say so: a
+pytest run of its own (``pytester``) or installs from the package index (``index_uv_cache``). The
+hook below marks it from its fixtures, so ``-m "not slow"`` stays the quick inner loop. The few that
+run whole sessions in a subprocess (killed at every write, or ordered across rounds) or open a
+browser carry ``@pytest.mark.slow`` themselves.
 """
 
 from __future__ import annotations

@@ -165,6 +165,7 @@ def published(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     return project, mode, old, new
 
 
+@pytest.mark.slow
 def test_every_crash_point_of_a_measurement_publication_leaves_the_old_or_the_new_one(
     published: tuple[Path, str, Any, Any], tmp_path: Path
 ) -> None:

@@ -48,6 +48,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_every_crash_point_of_publish_leaves_the_old_round_or_the_new_one(template: Path, tmp_path: Path) -> None:
     old = round_state(template)
     finished = tmp_path / "finished"

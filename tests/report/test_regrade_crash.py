@@ -98,6 +98,7 @@ def test_regrade_write_refuses_a_source_run_changed_since_its_session(template: 
     assert sorted(p.name for p in runs_root(project / "results", 2).iterdir()) == [SOURCE]
 
 
+@pytest.mark.slow
 def test_every_crash_point_of_regrade_write_leaves_the_old_round_or_the_new_one(template: Path, tmp_path: Path) -> None:
     old = round_state(template)
     finished = tmp_path / "finished"

@@ -54,6 +54,7 @@ def test_a_record_that_cannot_be_read_is_left_out(tmp_path: Path) -> None:
     assert case_seconds(results, 2, CASES) == {CASES[0]: 1.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
 def test_a_round_runs_its_cases_longest_first_by_its_latest_run(tmp_path: Path, workers: str | None) -> None:
     """Through the plugin: cases that stop at their fetch (their repositories are gone) run in the
