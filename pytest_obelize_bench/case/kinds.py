@@ -14,11 +14,9 @@ import os
 import platform
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.case import templates
 from pytest_obelize_bench.case.checkout import fetch_checkout
@@ -27,17 +25,22 @@ from pytest_obelize_bench.case.environment import (
     case_environment,
     check_installed_version,
     create_venv,
-    install_pinned,
-    link_mode,
     packages_digest,
-    run_install_commands,
     uv_version,
 )
-from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, reuse_install
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.case.run import CaseKind, CaseRun
-from pytest_obelize_bench.case.templates import Template, Templates, copy_view, in_view
-from pytest_obelize_bench.case.upper_layer import drop_caches
+from pytest_obelize_bench.case.venv_views import (
+    install_sdk,
+    new_sdk_onto_copy,
+    new_sdk_over,
+    own_installs,
+    published,
+    take_template,
+    template_for,
+    unwritten_copy,
+    unwritten_template,
+)
 from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.grading.record import Record, comparable, differences
 from pytest_obelize_bench.isolation.executor import Executor, OfflineExecutor
@@ -125,9 +128,9 @@ class RepositoryCase:
         venv = run.checkout / ".venv"
         request = (run.case.python or "", run.context.interpreter_policy, tuple(run.context.python_search))
         known = templates.probed(*request)
-        template = _template_for(run, known.used) if known is not None else None
+        template = template_for(run, known.used) if known is not None else None
         if known is not None and template is not None:
-            _take_template(run, template, known)
+            take_template(run, template, known)
         else:
             run.interpreter = create_venv(
                 run.steps(),
@@ -147,10 +150,10 @@ class RepositoryCase:
         case = run.case
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
         if run.env_view is None:  # a venv of its own: a template may exist by now
-            template = _template_for(run, run.venv().used)
+            template = template_for(run, run.venv().used)
             if template is not None:
                 shutil.rmtree(run.checkout / ".venv")
-                _take_template(run, template, run.venv())
+                take_template(run, template, run.venv())
         if run.env_view in ("overlay", "copy"):
             # The protocol's check stays per case: importlib.metadata in the case's own view.
             run.sdk_from = check_installed_version(
@@ -162,9 +165,9 @@ class RepositoryCase:
                 interpreter=run.venv().executable,
             )
             return
-        _own_installs(run)
-        run.sdk_from = _published(
-            run, lambda: _install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
+        own_installs(run)
+        run.sdk_from = published(
+            run, lambda: install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
         )
 
     def new_sdk(self, run: CaseRun) -> None:
@@ -174,11 +177,14 @@ class RepositoryCase:
         case = run.case
         legacy, new = PACK_DISTRIBUTIONS[case.pack]
         before = [f"{legacy}=={case.from_version}"]
-        base = _unwritten_template(run)
-        if base is None:
-            run.sdk_to = _install_sdk(run, Step.INSTALL_TO, "install-to", new, case.to_version or "", before)
+        base = unwritten_template(run)
+        copied = None if base is not None else unwritten_copy(run)
+        if base is not None:
+            run.sdk_to = new_sdk_over(run, base, new, case.to_version or "", before)
+        elif copied is not None:
+            run.sdk_to = new_sdk_onto_copy(run, copied, new, case.to_version or "", before)
         else:
-            run.sdk_to = _new_sdk_over(run, base, new, case.to_version or "", before)
+            run.sdk_to = install_sdk(run, Step.INSTALL_TO, "install-to", new, case.to_version or "", before)
         run.packages_sha256 = packages_digest(run.steps(), interpreter=run.venv().executable, checkout=run.checkout)
 
     def exclude_newer(self, context: RoundContext) -> str | None:
@@ -192,165 +198,6 @@ class RepositoryCase:
 def kind_for(context: RoundContext) -> CaseKind:
     """The kind of every case of this session."""
     return FixtureCase() if context.mode == "fixtures" else RepositoryCase()
-
-
-def _template_for(run: CaseRun, used: str) -> Template | None:
-    """The finished template of the case's environment key, which this sets (None: no key)."""
-
-    case = run.case
-    legacy, _ = PACK_DISTRIBUTIONS[case.pack]
-    # Taken before any command runs, and before the fix can rewrite a requirements file.
-    run.install_material = command_material(case.install, run.checkout, case.sha)
-    run.env_template = _environment_key(run, [f"{legacy}=={case.from_version}"], used=used)
-    if run.env_template is None:
-        return None
-    return Templates(Path(run.context.work_root)).find(run.env_template)
-
-
-def _take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
-    """The case's venv becomes its own view of ``template``: an overlay in the sandbox, else a copy."""
-
-    venv = run.checkout / ".venv"
-    if run.sandbox is not None:
-        run.sandbox.mount_template(template.venv)
-        run.env_view = "overlay"
-    else:
-        copy_view(run.steps(), template, venv, timeout=run.limit("venv"))
-        run.env_view = "copy"
-    run.interpreter = in_view(interpreter, venv)
-
-
-def _own_installs(run: CaseRun) -> None:
-    """Step 3: the reviewed install commands, offline when their content key was resolved before."""
-
-    if not run.case.install:
-        return
-    key = _environment_key(run, [])
-
-    def install(offline: bool) -> str:
-        run_install_commands(
-            run.steps(),
-            run.case.install,
-            interpreter=run.venv().executable,
-            checkout=run.checkout,
-            timeout=run.limit("install"),
-            offline=offline,
-        )
-        return ""
-
-    marks = Marks(Path(run.context.work_root))
-    reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
-
-
-def _published(run: CaseRun, install: Callable[[], str]) -> str:
-    """``install()``, then the case's venv published as its key's template once the install ran."""
-
-    def publish() -> None:
-        key = run.env_template
-        if key is None:
-            run.env_view = "installed"
-            return
-        made = Templates(Path(run.context.work_root)).publish(key, run.checkout / ".venv", run.venv())
-        run.env_view = "built" if made else "installed"
-
-    return _then_published(install, publish)
-
-
-def _then_published(install: Callable[[], str], publish: Callable[[], object]) -> str:
-    """``install()``, then ``publish()`` once the install ran, whatever its check found.
-
-    Published before the check's verdict is known to matter: a version mismatch is what these
-    inputs install, and a case reusing the template must (and does) meet the same mismatch.
-    """
-
-    try:
-        observed = install()
-    except CaseError as error:
-        if error.reason == "version_mismatch":
-            publish()
-        raise
-    publish()
-    return observed
-
-
-def _unwritten_template(run: CaseRun) -> Template | None:
-    """The template an overlay case's view still is after its baseline (it wrote nothing but
-    bytecode caches into its venv, which are dropped); None for any other case."""
-
-    if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
-        return None
-    base = Templates(Path(run.context.work_root)).find(run.env_template)
-    if base is None or base.base is not None or not drop_caches(run.sandbox.layout.venv_upper):
-        return None
-    return base
-
-
-def _new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
-    """The installed template of ``before`` and the new pin mounted over the case's view, checked
-    there; without one, the install into the view, which is then published as that template."""
-
-    sandbox = run.sandbox
-    key = _environment_key(run, [*before, f"{distribution}=={version}"])
-    if sandbox is None or key is None:
-        return _install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
-    templates = Templates(Path(run.context.work_root))
-    run.env_template_after = key
-    found = templates.find(key)
-    if found is not None and found.base == base.key:
-        sandbox.mount_template(*found.layers)
-        return check_installed_version(
-            run.steps(),
-            number=Step.INSTALL_TO,
-            name="install-to-check",
-            distribution=distribution,
-            version=version,
-            interpreter=run.venv().executable,
-        )
-    return _then_published(
-        lambda: _install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
-        lambda: templates.publish_installed(key, base, sandbox.layout.venv_upper),
-    )
-
-
-def _install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
-    """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``_reused``)."""
-
-    return _reused(
-        run,
-        [*before, f"{distribution}=={version}"],
-        lambda offline: install_pinned(
-            run.steps(),
-            number=number,
-            name=name,
-            distribution=distribution,
-            version=version,
-            interpreter=run.venv().executable,
-            timeout=run.limit("install"),
-            offline=offline,
-        ),
-    )
-
-
-def _environment_key(run: CaseRun, installs: list[str], *, used: str | None = None) -> str | None:
-    """The key of the case's environment once ``installs`` ran after its install commands (on the
-    interpreter ``used``, by default the case venv's)."""
-
-    return environment_key(
-        interpreter_used=run.venv().used if used is None else used,
-        exclude_newer=run.context.exclude_newer,
-        uv_cache=run.env.get("UV_CACHE_DIR"),
-        link_mode=link_mode(run.env),
-        commands=run.install_material,
-        installs=installs,
-    )
-
-
-def _reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
-    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
-
-    key = _environment_key(run, installs)
-    marks = Marks(Path(run.context.work_root))
-    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
 
 
 # -- a fixture's expectation -------------------------------------------------------------------

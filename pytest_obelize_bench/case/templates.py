@@ -51,6 +51,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
+from pytest_obelize_bench.case.copy_layer import changes, write_layer
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.case.upper_layer import drop_caches
 from pytest_obelize_bench.isolation.executor import run_program
@@ -124,8 +125,9 @@ def in_view(interpreter: Interpreter, venv: Path) -> Interpreter:
 class Template:
     """A finished template: its key, its venv (never written again) and the interpreter it runs.
 
-    An installed template (``base`` set) is its base's venv with ``delta``, an install's upper
-    layer, over it.
+    An installed template (``base`` set) is its base's venv with ``delta``, an install's layer,
+    over it: an overlay's upper layer (``form`` ``overlay``), or what the install changed in a copy
+    of its base with the deleted entries listed beside (``copy``, ``copy_layer.py``).
     """
 
     key: str
@@ -135,6 +137,7 @@ class Template:
     machine: str
     base: str | None = None
     delta: Path | None = None
+    form: str = "overlay"
 
     @property
     def layers(self) -> tuple[Path, ...]:
@@ -163,20 +166,41 @@ class Templates:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         if base_key is not None:
-            return self._installed(key, str(base_key), folder / _DELTA)
+            return self._installed(key, str(base_key), folder / _DELTA, str(data.get("form", "overlay")))
         venv = folder / "venv"
         if venv.is_symlink() or not (venv / "bin" / "python").exists():
             return None
         return Template(key=key, venv=venv, used=used, build=build, machine=machine)
 
-    def _installed(self, key: str, base_key: str, delta: Path) -> Template | None:
+    def _installed(self, key: str, base_key: str, delta: Path, form: str) -> Template | None:
         try:
             base = self.find(base_key)
         except ValueError:
             return None
         if base is None or base.base is not None or delta.is_symlink() or not delta.is_dir():
             return None
-        return Template(key, base.venv, base.used, base.build, base.machine, base=base.key, delta=delta)
+        return Template(key, base.venv, base.used, base.build, base.machine, base=base.key, delta=delta, form=form)
+
+    def publish_copy_layer(self, key: str, base: Template, copy: Path) -> bool:
+        """Keep what an install changed in ``copy``, a copy of ``base`` that held nothing else, as the
+        template of ``key`` (form ``copy``), unless one exists; whole or absent, as ``publish``."""
+        folder = self.folder(key)
+        folder.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(folder / ".lock"):
+            if self.find(key) is not None:
+                return False
+            staging = folder / f"{_DELTA}.{os.getpid()}.tmp"
+            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(folder / _DELTA, ignore_errors=True)
+            try:
+                write_layer(copy, changes(copy, base.venv), staging)
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)
+                return False
+            os.replace(staging, folder / _DELTA)
+            manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
+            write_atomically(folder / _MANIFEST, json.dumps({**manifest, "form": "copy"}, sort_keys=True) + "\n")
+        return self.find(key) is not None
 
     def publish_installed(self, key: str, base: Template, upper: Path) -> bool:
         """Keep ``upper``, an install's upper layer over ``base`` and nothing else, as the template

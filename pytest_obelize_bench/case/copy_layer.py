@@ -1,0 +1,120 @@
+"""The copy view's layer of the new SDK: what an install changed in a copy of a template, kept aside
+and applied to a later copy instead of installing again.
+
+Under an overlay, a case's upper layer *is* its install's layer (``upper_layer.py``). A copy has
+none, so the harness compares the copy with its template instead: the copy is the template's bytes
+with the same times (``templates.LINK_COPY``), so a file or link whose kind, size, time or target
+differs, or a path one side lacks, is what the case changed. Bytecode caches are left out, and a
+folder counts by its existence (a cache written inside it changes its time). Deletions are listed
+in ``deleted.json``: an unprivileged copy cannot write an overlay's whiteouts, so a copy layer
+serves copies only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
+
+CACHE = "__pycache__"
+DELETED = "deleted.json"
+_DELETED_CAP = 4 * 1024 * 1024
+
+#: (kind, size, time or link target) of one entry: ``f`` a file, ``l`` a link, ``d`` a folder.
+Entry = tuple[str, int, int | str]
+
+
+def snapshot(tree: Path) -> dict[str, Entry]:
+    """Every entry of ``tree`` but bytecode caches, by its path relative to it; nothing followed."""
+    found: dict[str, Entry] = {}
+    for folder, names, files in os.walk(tree):
+        names[:] = [name for name in names if name != CACHE]
+        base = Path(folder)
+        for name in [*names, *files]:
+            path = base / name
+            relative = path.relative_to(tree).as_posix()
+            info = path.lstat()
+            if path.is_symlink():
+                found[relative] = ("l", 0, os.readlink(path))
+            elif path.is_dir():
+                found[relative] = ("d", 0, 0)
+            else:
+                found[relative] = ("f", info.st_size, info.st_mtime_ns)
+    return found
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a copy holds that its template does not (added or changed), and what it lost."""
+
+    written: tuple[str, ...]
+    deleted: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.written and not self.deleted
+
+
+def changes(copy: Path, template: Path) -> Change:
+    """The copy against its template, bytecode caches left out."""
+    ours, theirs = snapshot(copy), snapshot(template)
+    written = sorted(path for path, entry in ours.items() if theirs.get(path) != entry)
+    deleted = sorted(path for path in theirs if path not in ours)
+    return Change(tuple(written), tuple(deleted))
+
+
+def write_layer(copy: Path, change: Change, layer: Path) -> None:
+    """The written entries of ``copy`` into ``layer`` (links as links), and the deleted list beside."""
+    layer.mkdir(parents=True)
+    for relative in change.written:
+        source, target = copy / relative, layer / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(source), target)
+        elif source.is_dir():
+            target.mkdir(exist_ok=True)
+        else:
+            shutil.copy2(source, target, follow_symlinks=False)
+    write_atomically(layer.parent / DELETED, json.dumps(list(change.deleted)) + "\n")
+
+
+def _inside(relative: str) -> bool:
+    parts = Path(relative).parts
+    return bool(parts) and not Path(relative).is_absolute() and ".." not in parts
+
+
+def apply_layer(layer: Path, copy: Path) -> None:
+    """``copy`` as the install left the one ``layer`` was taken from: the deleted entries removed,
+    then every entry of the layer copied over (a link hard-linked, as ``LINK_COPY`` does, so a
+    case can replace its own entry but never change the layer's)."""
+    deleted = json.loads(read_bounded_file(layer.parent / DELETED, _DELETED_CAP).decode("utf-8"))
+    for relative in deleted:
+        if not isinstance(relative, str) or not _inside(relative):
+            raise ValueError(f"{layer.parent / DELETED}: {relative!r} is not a path inside the venv")
+        target = copy / relative
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+    for folder, names, files in os.walk(layer):
+        base = Path(folder)
+        made = copy / base.relative_to(layer)
+        made.mkdir(parents=True, exist_ok=True)
+        for name in [*files, *(name for name in names if (base / name).is_symlink())]:
+            source, target = base / name, made / name
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            if source.is_symlink():
+                try:
+                    os.link(source, target, follow_symlinks=False)
+                except OSError:
+                    os.symlink(os.readlink(source), target)
+            else:
+                shutil.copy2(source, target, follow_symlinks=False)
+
+
+__all__ = ["CACHE", "DELETED", "Change", "Entry", "apply_layer", "changes", "snapshot", "write_layer"]

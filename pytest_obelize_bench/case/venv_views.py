@@ -1,0 +1,244 @@
+"""A repository case's environment: its template found and viewed (an overlay, or a copy), its own
+installs, the template it publishes, and the new SDK installed or laid over a view that is still
+its template's (``templates.py``, ``copy_layer.py``, ``envreuse.py``).
+
+Kept apart from ``kinds.py``, which says which of these a kind of case runs and in what order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench.case.copy_layer import apply_layer, changes
+from pytest_obelize_bench.case.environment import (
+    check_installed_version,
+    install_pinned,
+    link_mode,
+    run_install_commands,
+)
+from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, reuse_install
+from pytest_obelize_bench.case.interpreter import Interpreter
+from pytest_obelize_bench.case.run import CaseRun
+from pytest_obelize_bench.case.templates import Template, Templates, copy_view, in_view
+from pytest_obelize_bench.case.upper_layer import drop_caches
+from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS
+from pytest_obelize_bench.isolation.policy import Step
+
+
+def template_for(run: CaseRun, used: str) -> Template | None:
+    """The finished template of the case's environment key, which this sets (None: no key)."""
+
+    case = run.case
+    legacy, _ = PACK_DISTRIBUTIONS[case.pack]
+    # Taken before any command runs, and before the fix can rewrite a requirements file.
+    run.install_material = command_material(case.install, run.checkout, case.sha)
+    run.env_template = environment_key_of(run, [f"{legacy}=={case.from_version}"], used=used)
+    if run.env_template is None:
+        return None
+    return Templates(Path(run.context.work_root)).find(run.env_template)
+
+
+def take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
+    """The case's venv becomes its own view of ``template``: an overlay in the sandbox, else a copy."""
+
+    venv = run.checkout / ".venv"
+    if run.sandbox is not None:
+        run.sandbox.mount_template(template.venv)
+        run.env_view = "overlay"
+    else:
+        copy_view(run.steps(), template, venv, timeout=run.limit("venv"))
+        run.env_view = "copy"
+    run.interpreter = in_view(interpreter, venv)
+
+
+def own_installs(run: CaseRun) -> None:
+    """Step 3: the reviewed install commands, offline when their content key was resolved before."""
+
+    if not run.case.install:
+        return
+    key = environment_key_of(run, [])
+
+    def install(offline: bool) -> str:
+        run_install_commands(
+            run.steps(),
+            run.case.install,
+            interpreter=run.venv().executable,
+            checkout=run.checkout,
+            timeout=run.limit("install"),
+            offline=offline,
+        )
+        return ""
+
+    marks = Marks(Path(run.context.work_root))
+    reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+
+
+def published(run: CaseRun, install: Callable[[], str]) -> str:
+    """``install()``, then the case's venv published as its key's template once the install ran."""
+
+    def publish() -> None:
+        key = run.env_template
+        if key is None:
+            run.env_view = "installed"
+            return
+        made = Templates(Path(run.context.work_root)).publish(key, run.checkout / ".venv", run.venv())
+        run.env_view = "built" if made else "installed"
+
+    return then_published(install, publish)
+
+
+def then_published(install: Callable[[], str], publish: Callable[[], object]) -> str:
+    """``install()``, then ``publish()`` once the install ran, whatever its check found.
+
+    Published before the check's verdict is known to matter: a version mismatch is what these
+    inputs install, and a case reusing the template must (and does) meet the same mismatch.
+    """
+
+    try:
+        observed = install()
+    except CaseError as error:
+        if error.reason == "version_mismatch":
+            publish()
+        raise
+    publish()
+    return observed
+
+
+def unwritten_template(run: CaseRun) -> Template | None:
+    """The template an overlay case's view still is after its baseline (it wrote nothing but
+    bytecode caches into its venv, which are dropped); None for any other case."""
+
+    if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
+        return None
+    base = Templates(Path(run.context.work_root)).find(run.env_template)
+    if base is None or base.base is not None or not drop_caches(run.sandbox.layout.venv_upper):
+        return None
+    return base
+
+
+def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
+    """The installed template of ``before`` and the new pin mounted over the case's view, checked
+    there; without one, the install into the view, which is then published as that template."""
+
+    sandbox = run.sandbox
+    key = environment_key_of(run, [*before, f"{distribution}=={version}"])
+    if sandbox is None or key is None:
+        return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
+    templates = Templates(Path(run.context.work_root))
+    run.env_template_after = key
+    found = templates.find(key)
+    if found is not None and found.base == base.key and found.form == "overlay":
+        sandbox.mount_template(*found.layers)
+        return check_installed_version(
+            run.steps(),
+            number=Step.INSTALL_TO,
+            name="install-to-check",
+            distribution=distribution,
+            version=version,
+            interpreter=run.venv().executable,
+        )
+    return then_published(
+        lambda: install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
+        lambda: templates.publish_installed(key, base, sandbox.layout.venv_upper),
+    )
+
+
+def unwritten_copy(run: CaseRun) -> Template | None:
+    """The template a copy view still is after its baseline (nothing but bytecode caches differ
+    from it: ``copy_layer.changes``); None for any other case."""
+
+    if run.env_view != "copy" or run.env_template is None:
+        return None
+    base = Templates(Path(run.context.work_root)).find(run.env_template)
+    if base is None or base.base is not None or not changes(run.checkout / ".venv", base.venv).empty:
+        return None
+    return base
+
+
+def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
+    """The copy layer of ``before`` and the new pin applied to the case's copy, checked there;
+    without one, the install into the copy, whose changes are then published as that layer."""
+
+    key = environment_key_of(run, [*before, f"{distribution}=={version}"])
+    if key is None:
+        return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
+    templates = Templates(Path(run.context.work_root))
+    run.env_template_after = key
+    found = templates.find(key)
+    venv = run.checkout / ".venv"
+    if found is not None and found.base == base.key and found.form == "copy" and found.delta is not None:
+        try:
+            apply_layer(found.delta, venv)
+        except (OSError, ValueError) as exc:
+            raise CaseError("install-to", "install_failed", f"the copy layer of {key[:12]}: {exc}") from None
+        return check_installed_version(
+            run.steps(),
+            number=Step.INSTALL_TO,
+            name="install-to-check",
+            distribution=distribution,
+            version=version,
+            interpreter=run.venv().executable,
+        )
+    return then_published(
+        lambda: install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
+        lambda: templates.publish_copy_layer(key, base, venv),
+    )
+
+
+def install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
+    """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``reused``)."""
+
+    return reused(
+        run,
+        [*before, f"{distribution}=={version}"],
+        lambda offline: install_pinned(
+            run.steps(),
+            number=number,
+            name=name,
+            distribution=distribution,
+            version=version,
+            interpreter=run.venv().executable,
+            timeout=run.limit("install"),
+            offline=offline,
+        ),
+    )
+
+
+def environment_key_of(run: CaseRun, installs: list[str], *, used: str | None = None) -> str | None:
+    """The key of the case's environment once ``installs`` ran after its install commands (on the
+    interpreter ``used``, by default the case venv's)."""
+
+    return environment_key(
+        interpreter_used=run.venv().used if used is None else used,
+        exclude_newer=run.context.exclude_newer,
+        uv_cache=run.env.get("UV_CACHE_DIR"),
+        link_mode=link_mode(run.env),
+        commands=run.install_material,
+        installs=installs,
+    )
+
+
+def reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
+    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
+
+    key = environment_key_of(run, installs)
+    marks = Marks(Path(run.context.work_root))
+    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+
+
+__all__ = [
+    "environment_key_of",
+    "install_sdk",
+    "new_sdk_onto_copy",
+    "new_sdk_over",
+    "own_installs",
+    "published",
+    "reused",
+    "take_template",
+    "template_for",
+    "then_published",
+    "unwritten_copy",
+    "unwritten_template",
+]

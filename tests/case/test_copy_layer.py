@@ -1,0 +1,98 @@
+"""The copy view's layer: what an install changed in a copy of its template, found, kept and applied."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_obelize_bench.case.copy_layer import DELETED, apply_layer, changes, snapshot, write_layer
+from pytest_obelize_bench.case.templates import LINK_COPY
+
+
+def _template(root: Path) -> Path:
+    venv = root / "template"
+    site = venv / "lib" / "site-packages"
+    (site / "legacy").mkdir(parents=True)
+    (site / "legacy" / "__init__.py").write_text("VERSION = '0.8.6'\n")
+    (site / "shared.py").write_text("OLD = True\n")
+    (site / "gone.py").write_text("x = 1\n")
+    (site / "cached").symlink_to("/uv-cache/archive/cached")
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return venv
+
+
+def _copy(template: Path, target: Path) -> Path:
+    subprocess.run([sys.executable, "-I", "-c", LINK_COPY, str(template), str(target)], check=True)
+    return target
+
+
+def _install(copy: Path) -> None:
+    """What an install of the new SDK does to a copy: adds, replaces, deletes."""
+    site = copy / "lib" / "site-packages"
+    (site / "genai").mkdir()
+    (site / "genai" / "__init__.py").write_text("VERSION = '2.24.0'\n")
+    (site / "genai_link").symlink_to("/uv-cache/archive/genai")
+    (site / "shared.py").unlink()
+    (site / "shared.py").write_text("OLD = False  # upgraded\n")
+    (site / "gone.py").unlink()
+
+
+def test_a_fresh_copy_and_one_with_bytecode_caches_only_are_unchanged(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    copy = _copy(template, tmp_path / "copy")
+    assert changes(copy, template).empty
+    cache = copy / "lib" / "site-packages" / "legacy" / "__pycache__"
+    cache.mkdir()
+    (cache / "__init__.cpython-312.pyc").write_bytes(b"\0")
+    assert changes(copy, template).empty  # a cache, and the time of the folder it sits in, do not count
+    (copy / "lib" / "site-packages" / "written.py").write_text("by a suite\n")
+    assert changes(copy, template).written == ("lib/site-packages/written.py",)
+
+
+def test_an_install_is_kept_as_a_layer_and_a_later_copy_becomes_what_the_install_left(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    installed = _copy(template, tmp_path / "installed")
+    _install(installed)
+    change = changes(installed, template)
+    assert change.deleted == ("lib/site-packages/gone.py",)
+    assert set(change.written) == {
+        "lib/site-packages/genai",
+        "lib/site-packages/genai/__init__.py",
+        "lib/site-packages/genai_link",
+        "lib/site-packages/shared.py",
+    }
+    layer = tmp_path / "key" / "delta"
+    write_layer(installed, change, layer)
+    assert json.loads((tmp_path / "key" / DELETED).read_text()) == ["lib/site-packages/gone.py"]
+    later = _copy(template, tmp_path / "later")
+    apply_layer(layer, later)
+    assert snapshot(later).keys() == snapshot(installed).keys()
+    assert (later / "lib" / "site-packages" / "shared.py").read_text() == "OLD = False  # upgraded\n"
+    link = later / "lib" / "site-packages" / "genai_link"
+    assert os.readlink(link) == "/uv-cache/archive/genai"
+    # the copy's link is the layer's (a hard link of it), so replacing it leaves the layer alone
+    assert link.lstat().st_ino == (layer / "lib" / "site-packages" / "genai_link").lstat().st_ino
+    link.unlink()
+    link.symlink_to("/elsewhere")
+    assert os.readlink(layer / "lib" / "site-packages" / "genai_link") == "/uv-cache/archive/genai"
+    # a file of the copy is its own: writing it changes neither the layer nor the template
+    (later / "lib" / "site-packages" / "shared.py").write_text("written by the after suite\n")
+    assert (layer / "lib" / "site-packages" / "shared.py").read_text() == "OLD = False  # upgraded\n"
+    assert (template / "lib" / "site-packages" / "shared.py").read_text() == "OLD = True\n"
+
+
+@pytest.mark.parametrize("hostile", ["../outside.py", "/etc/passwd", "", 7])
+def test_a_deleted_list_naming_anything_outside_the_venv_is_refused(tmp_path: Path, hostile: object) -> None:
+    template = _template(tmp_path)
+    layer = tmp_path / "key" / "delta"
+    layer.mkdir(parents=True)
+    (tmp_path / "key" / DELETED).write_text(json.dumps([hostile]))
+    (tmp_path / "outside.py").write_text("kept\n")
+    with pytest.raises(ValueError, match="is not a path inside the venv"):
+        apply_layer(layer, _copy(template, tmp_path / "copy"))
+    assert (tmp_path / "outside.py").read_text() == "kept\n"
