@@ -37,7 +37,7 @@ from pytest_obelize_bench.promotion.history import (
 from pytest_obelize_bench.promotion.metrics import LADDER
 from pytest_obelize_bench.records.evidence import EvidenceError, RunEvidence, read_run
 from pytest_obelize_bench.records.publication_note import expected_cases
-from pytest_obelize_bench.records.runs import IMPORTED_KIND, REGRADED_KIND, runs_root
+from pytest_obelize_bench.records.runs import IMPORTED_KIND, REGRADED_KIND, missing_cases, runs_root
 
 __all__ = ["collect_history", "history_block", "history_blocks", "history_chart", "load_history", "run_history"]
 
@@ -67,9 +67,9 @@ def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
     reasons += manifest.unfinished()
     if run.changed:
         reasons.append(f"changed since its session ended: {', '.join(run.changed[:5])}")
-    missing = sorted(set(expected) - {a.case for a in run.attempts})
-    if missing:
-        reasons.append(f"{len(missing)} case(s) of the case file have no record ({', '.join(missing[:5])})")
+    missing = missing_cases(expected, {attempt.case for attempt in run.attempts})
+    if missing is not None:
+        reasons.append(missing)
     if len(manifest.tools_recorded) > 1:
         reasons.append(f"its records come from {len(manifest.tools_recorded)} tools")
     if run.tool_version is None:

@@ -223,13 +223,21 @@ def infrastructure_errors(records: Mapping[str, Record]) -> list[str]:
     )
 
 
+def missing_cases(expected: Iterable[str], recorded: Iterable[str]) -> str | None:
+    """The reason a run lacks cases of its case file, naming the first five; None when it has all."""
+    missing = sorted(set(expected) - set(recorded))
+    if not missing:
+        return None
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return f"{len(missing)} case(s) of the case file have no record ({shown})"
+
+
 def incomplete_reasons(manifest: RunManifest, records: Mapping[str, Record], expected: Iterable[str]) -> list[str]:
     """Why this run is not one complete round with one tool; empty when it is."""
     reasons = manifest.unfinished(until_ended=False)
-    missing = sorted(set(expected) - set(records))
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        reasons.append(f"{len(missing)} case(s) of the case file have no record ({shown})")
+    missing = missing_cases(expected, records)
+    if missing is not None:
+        reasons.append(missing)
     tools = sorted({tool_label(r) for r in records.values()})
     if len(tools) > 1:
         reasons.append(f"its records come from {len(tools)} tools ({'; '.join(tools)})")
@@ -259,6 +267,7 @@ __all__ = [
     "infrastructure_errors",
     "list_runs",
     "machine_class",
+    "missing_cases",
     "new_run_id",
     "portable_path",
     "read_manifest",

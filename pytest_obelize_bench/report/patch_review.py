@@ -21,6 +21,7 @@ from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.isolation.workspace import default_work_root
 from pytest_obelize_bench.records.published import read_case_record
 from pytest_obelize_bench.records.runs import run_folder
+from pytest_obelize_bench.tool.evidence_copy import kept_patch
 
 if TYPE_CHECKING:
     import argparse
@@ -49,8 +50,7 @@ def template(record: Record, patch: str | None, note: str, reviews_file: str) ->
 
 
 def _patch(logs: Path, digest: str | None) -> tuple[str | None, str]:
-
-    path = logs / "artefacts" / "patch.diff"
+    path = kept_patch(logs)
     try:
         data = read_untrusted(path, PATCH_BYTES)
     except UntrustedFileError as exc:

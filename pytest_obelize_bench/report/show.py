@@ -19,7 +19,7 @@ from pytest_obelize_bench.grading.graded_facts import Artefacts
 from pytest_obelize_bench.grading.record import Record, RecordError
 from pytest_obelize_bench.grading.tiers import explain_tier
 from pytest_obelize_bench.records.published import read_bounded_text
-from pytest_obelize_bench.tool.evidence_copy import patch_publishable
+from pytest_obelize_bench.tool.evidence_copy import kept_patch, patch_publishable
 
 PATCH_SHOWN_BYTES = 64 * 1024
 
@@ -84,7 +84,7 @@ def explain_case(
     if case is not None and not patch_publishable(case.license):
         patch_note = f"not shown: the licence ({case.license}) does not allow publishing the patch"
     elif logs is not None:
-        diff = logs / "artefacts" / "patch.diff"
+        diff = kept_patch(logs)
         if diff.is_file() and not diff.is_symlink():
             try:
                 patch = read_bounded_text(diff, PATCH_SHOWN_BYTES)

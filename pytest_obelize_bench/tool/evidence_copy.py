@@ -101,6 +101,11 @@ TAIL_LINES = 60
 TAIL_BYTES = 8 * 1024
 
 
+def kept_patch(logs: Path) -> Path:
+    """Where a case's logs keep the patch obelize wrote (copied out of its run folder)."""
+    return logs / "artefacts" / PATCH
+
+
 def published_beside(
     logs: Path, license: str | None, steps: Sequence[str], public: Callable[[str], str]
 ) -> dict[str, str] | None:
@@ -114,7 +119,7 @@ def published_beside(
         return None
     beside: dict[str, str] = {}
     try:
-        patch = logs / "artefacts" / "patch.diff"
+        patch = kept_patch(logs)
         if patch.is_file():
             beside[".diff"] = read_untrusted(patch, PATCH_BYTES).decode("utf-8", errors="replace")
     except UntrustedFileError:
