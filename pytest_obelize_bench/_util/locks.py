@@ -43,7 +43,6 @@ def holder_lock(path: Path, what: str, wait: float = DEFAULT_WAIT_S) -> Iterator
     that gives up can say who holds it (``LockBusy``). The lock is the kernel's (``flock``): a
     holder that dies releases it, and a stale line in the file means nothing.
     """
-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,10 +38,10 @@ def snapshot(tree: Path) -> dict[str, Entry]:
         for name in [*names, *files]:
             path = base / name
             relative = path.relative_to(tree).as_posix()
-            info = path.lstat()
-            if path.is_symlink():
+            info = path.lstat()  # one look at each entry: its kind and times as they are, nothing followed
+            if stat.S_ISLNK(info.st_mode):
                 found[relative] = ("l", 0, os.readlink(path))
-            elif path.is_dir():
+            elif stat.S_ISDIR(info.st_mode):
                 found[relative] = ("d", 0, 0)
             else:
                 found[relative] = ("f", info.st_size, info.st_mtime_ns)

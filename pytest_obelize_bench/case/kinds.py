@@ -97,7 +97,6 @@ class RepositoryCase:
     offline: bool = False
 
     def step_variables(self, context: RoundContext) -> dict[str, str]:
-
         variables = {"UV_EXCLUDE_NEWER": context.exclude_newer or ""}
         if context.uv_cache and "UV_CACHE_DIR" not in os.environ:
             variables["UV_CACHE_DIR"] = context.uv_cache
@@ -107,7 +106,6 @@ class RepositoryCase:
         return executor
 
     def checkout(self, run: CaseRun) -> None:
-
         case = run.case
         owner, _, name = (case.full_name or "").partition("/")
         fetch_checkout(
@@ -123,7 +121,6 @@ class RepositoryCase:
 
     def venv(self, run: CaseRun) -> None:
         """Step 2: a view of the template of the case's key when one exists, else a new venv."""
-
         run.uv_version = uv_version()
         venv = run.checkout / ".venv"
         request = (run.case.python or "", run.context.interpreter_policy, tuple(run.context.python_search))
@@ -146,7 +143,6 @@ class RepositoryCase:
 
     def legacy_sdk(self, run: CaseRun) -> None:
         """Steps 3 and 4: the template's legacy SDK checked in the case's view, or installs of its own."""
-
         case = run.case
         legacy, _ = PACK_DISTRIBUTIONS[case.pack]
         if run.env_view is None:  # a venv of its own: a template may exist by now
@@ -173,7 +169,6 @@ class RepositoryCase:
     def new_sdk(self, run: CaseRun) -> None:
         """Step 7: the new SDK over the view the baseline ran in, installed or, when that view is
         still its template's, mounted from the template of that install (``templates.py``)."""
-
         case = run.case
         legacy, new = PACK_DISTRIBUTIONS[case.pack]
         before = [f"{legacy}=={case.from_version}"]
@@ -209,7 +204,6 @@ def expected_path(case: Case) -> Path:
 
 def write_expected(case: Case, record: Record) -> None:
     """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
-
     write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
 
 

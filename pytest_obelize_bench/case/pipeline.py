@@ -98,7 +98,6 @@ def sandbox_for_case(
 
 
 def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: ReviewBook | None = None) -> CaseRun:
-
     own = case.origin == "fixture"  # a fixture's answers are in its own reviews.yaml
     run = CaseRun(
         case=case,
@@ -110,7 +109,6 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: Rev
     )
 
     def stage() -> None:
-
         if context.refusal is not None:  # remote.py: this worker cannot run the controller's tool
             raise CaseError("harness", "worker_refused", f"{context.worker}: {context.refusal}")
         # UV_SYSTEM_CERTS: uv trusts the operating system's certificates, so an install works
@@ -161,7 +159,6 @@ def stage_legacy_sdk(run: CaseRun) -> CaseRun:
 
 
 def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> SuiteResult:
-
     return run_suite(
         run.steps(),
         phase=phase,
@@ -176,7 +173,6 @@ def _suite(run: CaseRun, phase: Literal["baseline", "after"], number: int) -> Su
 
 def run_steps(run: CaseRun) -> None:
     """Steps 5 to 8; each one only if everything before it succeeded."""
-
     case = run.case
 
     def baseline() -> None:
@@ -222,7 +218,6 @@ def run_steps(run: CaseRun) -> None:
 
 
 def _sandbox_label(run: CaseRun) -> str:
-
     return provenance_label(run.context.sandbox, suites_network=run.case.tests_require_network, offline=run.offline)
 
 
@@ -250,7 +245,6 @@ def patch_review(run: CaseRun) -> Review | None:
     The file was checked when the session started (``session/startup``); one that has become
     unreadable since gives no answer rather than another patch's.
     """
-
     context = run.context
     book = run.reviews
     if book is None:
@@ -263,7 +257,6 @@ def patch_review(run: CaseRun) -> Review | None:
 
 def build_record(run: CaseRun) -> Record:
     """Step 9 and 10: grade what is on disk, compute the tier, and name every provenance field."""
-
     case, context = run.case, run.context
     measurements = grade(
         case,
@@ -374,7 +367,6 @@ def conclude_case(run: CaseRun, *, update_expected: bool) -> Conclusion:
 
 def _published_beside(run: CaseRun, record: Record) -> dict[str, str] | None:
     """The patch and the suites' log tails, published beside the record when the licence allows."""
-
     if run.workspace is None:
         return None
     steps = [step.name for step in record.steps]

@@ -125,7 +125,6 @@ class CaseRun:
 
     def limit(self, step: str) -> float:
         """The step's time limit for this round (``--bench-step-timeout`` over the defaults)."""
-
         return limit(self.context.step_limits, step)
 
     def attempt(self, stage: Callable[[], None]) -> CaseRun:

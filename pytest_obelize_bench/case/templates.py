@@ -205,7 +205,6 @@ class Templates:
     def publish_installed(self, key: str, base: Template, upper: Path) -> bool:
         """Keep ``upper``, an install's upper layer over ``base`` and nothing else, as the template
         of ``key``, unless one exists; whole or absent, as ``publish``.  True when this call made it."""
-
         manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
         # An install writes no bytecode; a cache compiled by a check is not the template's.
         return self._publish(key, upper, _DELTA, manifest, drop_caches)

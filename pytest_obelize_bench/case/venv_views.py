@@ -29,7 +29,6 @@ from pytest_obelize_bench.isolation.policy import Step
 
 def template_for(run: CaseRun, used: str) -> Template | None:
     """The finished template of the case's environment key, which this sets (None: no key)."""
-
     case = run.case
     legacy, _ = PACK_DISTRIBUTIONS[case.pack]
     # Taken before any command runs, and before the fix can rewrite a requirements file.
@@ -42,7 +41,6 @@ def template_for(run: CaseRun, used: str) -> Template | None:
 
 def take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
     """The case's venv becomes its own view of ``template``: an overlay in the sandbox, else a copy."""
-
     venv = run.checkout / ".venv"
     if run.sandbox is not None:
         run.sandbox.mount_template(template.venv)
@@ -55,7 +53,6 @@ def take_template(run: CaseRun, template: Template, interpreter: Interpreter) ->
 
 def own_installs(run: CaseRun) -> None:
     """Step 3: the reviewed install commands, offline when their content key was resolved before."""
-
     if not run.case.install:
         return
     key = environment_key_of(run, [])
@@ -95,7 +92,6 @@ def then_published(install: Callable[[], str], publish: Callable[[], object]) ->
     Published before the check's verdict is known to matter: a version mismatch is what these
     inputs install, and a case reusing the template must (and does) meet the same mismatch.
     """
-
     try:
         observed = install()
     except CaseError as error:
@@ -109,7 +105,6 @@ def then_published(install: Callable[[], str], publish: Callable[[], object]) ->
 def unwritten_template(run: CaseRun) -> Template | None:
     """The template an overlay case's view still is after its baseline (it wrote nothing but
     bytecode caches into its venv, which are dropped); None for any other case."""
-
     if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
         return None
     base = Templates(Path(run.context.work_root)).find(run.env_template)
@@ -121,7 +116,6 @@ def unwritten_template(run: CaseRun) -> Template | None:
 def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
     """The installed template of ``before`` and the new pin mounted over the case's view, checked
     there; without one, the install into the view, which is then published as that template."""
-
     sandbox = run.sandbox
     key = environment_key_of(run, [*before, f"{distribution}=={version}"])
     if sandbox is None or key is None:
@@ -148,7 +142,6 @@ def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, 
 def unwritten_copy(run: CaseRun) -> Template | None:
     """The template a copy view still is after its baseline (nothing but bytecode caches differ
     from it: ``copy_layer.changes``); None for any other case."""
-
     if run.env_view != "copy" or run.env_template is None:
         return None
     base = Templates(Path(run.context.work_root)).find(run.env_template)
@@ -160,7 +153,6 @@ def unwritten_copy(run: CaseRun) -> Template | None:
 def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
     """The copy layer of ``before`` and the new pin applied to the case's copy, checked there;
     without one, the install into the copy, whose changes are then published as that layer."""
-
     key = environment_key_of(run, [*before, f"{distribution}=={version}"])
     if key is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
@@ -189,7 +181,6 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
 
 def install_sdk(run: CaseRun, number: int, name: str, distribution: str, version: str, before: list[str]) -> str:
     """Step ``name``: one SDK pin installed and checked after the pins ``before`` (see ``reused``)."""
-
     return reused(
         run,
         [*before, f"{distribution}=={version}"],
@@ -209,7 +200,6 @@ def install_sdk(run: CaseRun, number: int, name: str, distribution: str, version
 def environment_key_of(run: CaseRun, installs: list[str], *, used: str | None = None) -> str | None:
     """The key of the case's environment once ``installs`` ran after its install commands (on the
     interpreter ``used``, by default the case venv's)."""
-
     return environment_key(
         interpreter_used=run.venv().used if used is None else used,
         exclude_newer=run.context.exclude_newer,
@@ -222,7 +212,6 @@ def environment_key_of(run: CaseRun, installs: list[str], *, used: str | None = 
 
 def reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
     """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
-
     key = environment_key_of(run, installs)
     marks = Marks(Path(run.context.work_root))
     return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)

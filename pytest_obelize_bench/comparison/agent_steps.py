@@ -114,14 +114,12 @@ def prepare_blind(root: Path, case_id: str) -> Blind:
 
 
 def _elider(blind: Blind, project_root: str) -> Any:
-
     return Elider(
         [("<work>", blind.folder), ("<repo>", Path(project_root)), ("<harness-python>", Path(sys.executable))]
     )
 
 
 def _runner(executor: Executor, blind: Blind, log_name: str, project_root: str, env: Mapping[str, str]) -> Any:
-
     logs = blind.logs / log_name
     logs.mkdir(parents=True, exist_ok=True)
     return StepRunner(executor, logs=logs, elider=_elider(blind, project_root), env=env, cwd=blind.folder)
@@ -187,7 +185,6 @@ def agent_executor(ctx: ComparisonContext, blind: Blind, tree: Path, meta: Path)
 
 def fetch(case: Case, ctx: ComparisonContext, blind: Blind) -> None:
     """The checkout at the pin into ``base``, then one copy per arm (history included, run folders not)."""
-
     runner = _runner(ProcessExecutor(), blind, "fetch", ctx.project_root, step_env(blind))
     owner, _, name = case.full_name.partition("/") if case.full_name else ("", "", "")
     fetch_checkout(
@@ -200,7 +197,6 @@ def fetch(case: Case, ctx: ComparisonContext, blind: Blind) -> None:
 
 def scan(ctx: ComparisonContext, blind: Blind, tree: Path, label: str, pack: str) -> list[Finding]:
     """``obelize scan`` with the session's obelize over ``tree``: its findings as record rows."""
-
     runner = _runner(tree_executor(ctx, blind, tree), blind, f"scan-{label}", ctx.project_root, step_env(blind))
     argv = OBELIZE.scan_argv(list(session_tool(ctx).argv_prefix), checkout=tree, pack=pack)
     completed = runner.run(2, "scan", argv, timeout=SCAN_TIMEOUT_S, cwd=tree)
@@ -212,7 +208,6 @@ def scan(ctx: ComparisonContext, blind: Blind, tree: Path, label: str, pack: str
 
 def run_obelize(case: Case, ctx: ComparisonContext, blind: Blind) -> tuple[ArmRun, int | None]:
     """``obelize fix`` on its copy, as step 6 runs it; its changes and the rows its plan migrated."""
-
     tool = session_tool(ctx)
     runner = _runner(tree_executor(ctx, blind, blind.obelize), blind, "obelize", ctx.project_root, step_env(blind))
     fixed = run_fix(runner, tool, checkout=blind.obelize, pack=case.pack)
@@ -226,7 +221,6 @@ def run_obelize(case: Case, ctx: ComparisonContext, blind: Blind) -> tuple[ArmRu
 
 def run_agent(case: Case, ctx: ComparisonContext, blind: Blind, tree: Path, meta: Path, prompt: Path) -> ArmRun:
     """The agent's command on its copy; its runtime is its two stamps, checked against the step's clock."""
-
     arm = ctx.arm
     env = step_env(blind)
     env.update({name: os.environ[name] for name in arm.env if name in os.environ})
@@ -257,7 +251,6 @@ def run_agent(case: Case, ctx: ComparisonContext, blind: Blind, tree: Path, meta
 
 def after_arm(case: Case, blind: Blind, tree: Path, *, runtime: float | None) -> ArmRun:
     """The changes against the pin, the ``.py`` files written and whether they compile, key files deleted."""
-
     publish = patch_publishable(case.license)
     changes, diff = changes_against_pin(blind.base, tree, case.sha or "HEAD", exclude=RUN_FOLDER, with_diff=publish)
     written = sorted(c.path for c in changes if c.status != "D" and c.path.endswith(".py"))

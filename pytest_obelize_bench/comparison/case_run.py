@@ -131,7 +131,6 @@ def _with_suites(
     row: CaseComparison, case: Case, ctx: ComparisonContext, agent: dict[str, Path], ours: dict[str, Path]
 ) -> CaseComparison:
     """The row with the baseline and each arm's after-run (suite_run.py) filled in."""
-
     suites = run_suites(case, ctx, {**agent, **ours})
     update: dict[str, Any] = {"tests_baseline": suites.baseline}
     if suites.error is not None:
@@ -238,7 +237,6 @@ def build_record(
 
 
 def write_record(results_dir: Path, record: ComparisonRecord) -> Path:
-
     path = Path(results_dir) / "comparison" / f"round-{record.round}.json"
     write_atomically(path, dump_comparison(record))
     return path

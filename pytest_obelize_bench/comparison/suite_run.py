@@ -59,7 +59,6 @@ def swap_in(checkout: Path, tree: Path) -> None:
 
 def run_suites(case: Case, ctx: ComparisonContext, trees: Mapping[str, Path]) -> Suites:
     """Baseline over the pin, then each arm's after-run; never raises for a case's failure."""
-
     suites = Suites()
     if case.test_cmd is None or not trees:
         return suites

@@ -51,7 +51,6 @@ def _unreadable(detail: str) -> CaseError:
 
 
 def _planned_files(folder: Path) -> int:
-
     plan = read_run_document(folder, "plan.json", "fix")
     if not isinstance(plan, dict) or not isinstance(plan.get("files"), list):
         raise _unreadable("plan.json: expected an object with files[]")
@@ -63,7 +62,6 @@ def _planned_files(folder: Path) -> int:
 
 
 def _blocked(folder: Path, pack: str) -> str | None:
-
     run = read_run_document(folder, "run.json", "fix")
     packs = run.get("packs") if isinstance(run, dict) else None
     if not isinstance(packs, list):
@@ -80,7 +78,6 @@ def _blocked(folder: Path, pack: str) -> str | None:
 
 
 def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> tuple[DryRunRecord, RepoRun]:
-
     run = prepare(repo, context, frame_dir=frame_dir)
     facts: dict[str, Any] = {}
     if run.error is None:
@@ -150,7 +147,6 @@ def publish(
     infrastructure: int,
 ) -> list[str]:
     """Write the pack's dryrun.json, its note and (unless told not to) its block; the lines saying so."""
-
     document = DryRunDocument(
         pack=context.pack,
         frame=frame_label,
@@ -179,7 +175,6 @@ def publish(
 
 
 def outcome_line(records: Mapping[str, DryRunRecord]) -> str:
-
     counts: Counter[str] = Counter(record.outcome or "error" for record in records.values())
     order = [*OUTCOME_DISPLAY, "error"]
     return "dry run: " + ", ".join(f"{counts[name]} {name}" for name in order if counts[name])

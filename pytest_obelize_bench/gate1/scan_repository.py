@@ -131,7 +131,6 @@ def publish(
     infrastructure: int,
 ) -> list[str]:
     """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so."""
-
     results = Path(context.results_dir)
     document = document_of(context, frame, records)
     block = ("gate1", render_gate1_block(document, frame, keys, frame_label), "Gate 1 block") if write_block else None
@@ -151,7 +150,6 @@ def publish(
 
 def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRepository]) -> list[str]:
     """The terminal's Gate 1 figures over the labelled repositories that ran."""
-
     matches = [
         match_key(keys[name], record.findings)
         for name, record in records.items()

@@ -246,7 +246,6 @@ def harness_paths(
     ``tool_python`` is the interpreter the tool under test runs in, ``tool_checkout`` the source
     checkout it runs from (if any): both stay reachable.
     """
-
     home = environ.get("HOME")
     interpreters = [
         Path(sys.prefix),

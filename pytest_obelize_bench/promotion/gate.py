@@ -60,7 +60,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def case_keys(cases_path: Path) -> tuple[dict[str, Case], dict[str, int], str | None]:
     """The cases by id, each key's row count and the keys' sha256; all empty without a case file."""
-
     if not cases_path.exists():
         return {}, {}, None
     cases = load_case_file(cases_path).cases
@@ -166,7 +165,6 @@ def run_gate(
     now: datetime | None = None,
 ) -> int:
     """Decide every candidate, write the decision documents, print the table; the exit status."""
-
     moment = now or datetime.now(UTC)
     try:
         policy, policy_sha = load_policy(read_untrusted(policy_path, POLICY_BYTES), str(policy_path))

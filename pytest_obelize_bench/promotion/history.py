@@ -143,7 +143,6 @@ def release_label(run: RunEvidence) -> str:
 def order_key(run: RunEvidence) -> tuple[Any, ...]:
     """Releases by version (PEP 440 when it parses), then commits of one version by their date (a
     source checkout's), then by when the run started."""
-
     manifest = run.manifest
     tool = None if manifest is None else manifest.tool
     started = (_utc(None if tool is None else tool.commit_date), "" if manifest is None else manifest.started_at or "")
@@ -155,7 +154,6 @@ def order_key(run: RunEvidence) -> tuple[Any, ...]:
 
 def _utc(moment: str | None) -> str:
     """An ISO 8601 time with any offset as UTC, so that times sort as text; empty when unknown."""
-
     try:
         return "" if not moment else datetime.fromisoformat(moment).astimezone(UTC).isoformat()
     except ValueError:

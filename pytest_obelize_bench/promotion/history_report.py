@@ -48,7 +48,6 @@ HISTORY_BYTES = 64 * RECORD_BYTES
 def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
     """One run folder as a candidate release, with every reason it cannot stand for one. The run
     is read as the gate reads it (a manifest of an older harness leniently)."""
-
     try:
         run: RunEvidence = read(folder)
     except EvidenceError as exc:
@@ -80,7 +79,6 @@ def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
 def collect_history(results: Path, cases_path: Path, number: int, now: datetime | None = None) -> HistoryDocument:
     """Every run of round ``number`` read and chosen (``select_runs``), then the history built.
     ``ValueError`` (one line) when the policy, the case file or the reviews cannot be read."""
-
     policy_path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
         policy, policy_sha = load_policy(read_untrusted(policy_path, POLICY_BYTES), str(policy_path))
@@ -241,7 +239,6 @@ def _find(history: HistoryDocument, case: str, out: TextIO) -> int:
 
 def run_history(results: Path, cases_path: Path, number: int, *, find: str | None, out: TextIO) -> int:
     """``history --round N [--find CASE]``: 0 when written (or found), 1 with a one-line reason."""
-
     try:
         history = collect_history(results, cases_path, number)
     except (ValueError, CaseFileError, ReviewFileError) as exc:

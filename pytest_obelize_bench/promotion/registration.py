@@ -30,7 +30,6 @@ def policy_sha256_beside(cases_path: Path) -> str | None:
     Read once at a run's start, bounded and never through a link: what the run registers is the
     policy that was in force when it began.
     """
-
     path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
         return hashlib.sha256(read_untrusted(path, POLICY_BYTES)).hexdigest()
@@ -44,7 +43,6 @@ def registration_fields(cases_path: Path, cases: Iterable[Case], repeat: int) ->
     The policy in force, the case file's keys, the machine class and the attempts per case: a
     decision on the run uses exactly these, or refuses.
     """
-
     return {
         "promotion_policy_sha256": policy_sha256_beside(cases_path),
         "case_keys_sha256": keys_sha256(cases),

@@ -70,7 +70,6 @@ def portable_path(path: Path, results: Path) -> str:
     """``path`` as a published file may name it: relative to the results folder's parent (the
     project) when inside it, else under ``<tmp>`` or ``~``; never this machine's absolute path when
     one of those fits."""
-
     path = Path(path).resolve()
     for base, label in (
         (Path(results).resolve().parent, ""),
@@ -84,7 +83,6 @@ def portable_path(path: Path, results: Path) -> str:
 
 def resolve_portable(text: str, results: Path) -> Path:
     """The path ``portable_path`` wrote, on this machine."""
-
     if text.startswith("<tmp>/"):
         return Path(tempfile.gettempdir()) / text.removeprefix("<tmp>/")
     if text.startswith("~/"):

@@ -186,7 +186,6 @@ __all__ = [
 def record_imported_round(results: Path, round_number: int, run_id: str, note: str) -> Outcome:
     """Give records imported from elsewhere (round 1, from the upstream harness) a run and a
     publication note, leaving every record file as it is."""
-
     round_folder = Path(results) / f"round-{round_number}"
     texts: dict[str, str] = {}
     for path in sorted(round_folder.glob("*.json")):

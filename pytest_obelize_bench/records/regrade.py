@@ -144,7 +144,6 @@ def write_regraded_run(results: Path, case_file: CaseFile, number: int, reviews:
     """A new run of round ``number`` holding the published run's records and repeats graded again
     (graded facts copied as they are); its id. RecordError when the published run cannot be read
     or changed since its session ended. The caller holds the round's lock."""
-
     note = read_publication(results / f"round-{number}")
     if note is None:
         raise RecordError(f"round {number} has no publication.json: its records come from no run to re-grade")
@@ -186,7 +185,6 @@ def _write_regraded(
     source: Path, staging: Path, stems: dict[str, str], cases: dict[str, Case], reviews: ReviewBook
 ) -> None:
     """Each record and repeat of ``source`` graded again into ``staging``, its graded facts beside it."""
-
     for stem, case_id in sorted(stems.items()):
         record = parse_record(read_bounded_text(source / f"{stem}.json"), str(source / f"{stem}.json"))
         facts_path = source / ARTEFACTS_DIR / f"{stem}.json"

@@ -59,7 +59,6 @@ _RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}|[A-Za-z0-9][A-Za-z0-9._-]*
 
 def machine_class() -> str:
     """``Linux-x86_64-8cpu``: what two runs compared for speed must share."""
-
     return f"{platform.system()}-{platform.machine()}-{os.cpu_count() or 0}cpu"
 
 
@@ -157,7 +156,6 @@ DIGEST_CAP_BYTES = max(RECORD_BYTES, GRADED_FACTS_BYTES)
 
 def folder_digests(folder: Path) -> dict[str, str]:
     """Every regular file under a run folder but ``run.json``, by relative path, with its sha256."""
-
     folder = Path(folder)
     digests: dict[str, str] = {}
     for path in sorted(folder.rglob("*")):

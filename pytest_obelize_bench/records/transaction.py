@@ -160,7 +160,6 @@ def remove_temporaries(*folders: Path) -> list[str]:
 
 def remove_staging(runs_root: Path) -> list[str]:
     """Remove the run folders a killed writer left half-written under ``runs_root``; their names."""
-
     if not Path(runs_root).is_dir():
         return []
     removed = []

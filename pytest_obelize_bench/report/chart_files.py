@@ -251,7 +251,6 @@ def _drawing_digest() -> str:
 
 
 def default_renders() -> Path:
-
     return default_work_root() / RENDERS_DIR
 
 

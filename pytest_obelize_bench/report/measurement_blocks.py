@@ -39,7 +39,6 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
     Gate 1 needs ``results/gate1/scan.json`` and the frame and keys in ``cases/gate1/``; a dry run
     needs ``results/dryrun/<slug>/dryrun.json``.  Unreadable inputs raise ``MeasurementError``.
     """
-
     blocks: dict[str, str] = {}
     results_dir, cases_dir = Path(results_dir), Path(cases_dir)
     scan = results_dir / "gate1" / "scan.json"
@@ -62,7 +61,6 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
 
 def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
     """The charts of every measurement block whose records are published: Gate 1's and each comparison's."""
-
     charts: list[Chart] = [*_gate1_charts(results_dir, _cases_dir(case_file_path))]
     try:
         charts.extend(comparison_charts(results_dir, case_file_path))
@@ -72,7 +70,6 @@ def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
 
 
 def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
-
     scan = Path(results_dir) / "gate1" / "scan.json"
     if not (scan.exists() or scan.is_symlink()):
         return []
@@ -84,7 +81,6 @@ def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
 
 def measurement_problems(results_dir: Path) -> list[str]:
     """Why a published measurement is not what a guarded session wrote (``measure_publication.py``)."""
-
     problems: list[str] = half_published(results_dir)
     scan = Path(results_dir) / "gate1" / "scan.json"
     try:
@@ -114,7 +110,6 @@ def _cases_dir(case_file_path: Path) -> Path:
 
 def _all_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
     """Gate 1, the dry runs and every published comparison (``comparison_block``)."""
-
     blocks = measurement_blocks(results_dir, _cases_dir(case_file_path))
     try:
         blocks.update(comparison_blocks(results_dir, case_file_path))

@@ -64,7 +64,6 @@ def run_review(
     case: str, *, run: str, round_number: int, attempt: int, results: Path, work: Path, reviews_file: Path, out: TextIO
 ) -> int:
     """Print the review template of one attempt of a case in a run; 2 when there is no record."""
-
     try:
         path = run_folder(results, round_number, run) / record_file_name(case, attempt)
         record = read_case_record(path, case)
@@ -80,7 +79,6 @@ def run_review(
 
 def review_command(args: argparse.Namespace, out: TextIO) -> int:
     """The console script's ``review``: the round from the case file unless given, logs under the work root."""
-
     number = args.round_number if args.round_number is not None else load_case_file(args.cases).round
     work = Path(args.work).expanduser() if args.work else default_work_root()
     reviews = reviews_path(args.cases, number)

@@ -70,7 +70,6 @@ def _side(
     text: str, results: Path, given: Path | None, default: Path, round_number: int | None, out: TextIO
 ) -> tuple[str, RoundData]:
     """One side of ``compare``: a round number, a run (any naming), or a folder of records."""
-
     if text.isdigit():
         number = int(text)
         return f"round {text}", load_round(results, _round_case_file(results, number, given, default, out), number)
@@ -91,7 +90,6 @@ def _side(
 def compare(
     results: Path, first: str, second: str, given: Path | None, default: Path, round_number: int | None, out: TextIO
 ) -> int:
-
     try:
         (la, a), (lb, b) = (_side(x, results, given, default, round_number, out) for x in (first, second))
     except ValueError as exc:
@@ -112,7 +110,6 @@ def compare(
 
 def _repeats_line(folder: Path, ids: list[str]) -> str:
     """The tiers of a repeated run's later attempts, and which errored: the run line counts attempt 1."""
-
     later = [r for r in run_attempts(folder, ids).values() if r.attempt_number > 1]
     counts: Counter[str] = Counter(record.tier for record in later)
     tiers = ", ".join(f"{tier} {counts[tier]}" for tier in TIERS if counts[tier])
@@ -208,7 +205,6 @@ def show(
     out: TextIO,
 ) -> int:
     """Explain one case's record: the published one, a named run's, or the latest run holding it."""
-
     run: RunRef | None = None
     if run_name:
         run = find_run(results, run_name, round_number)
@@ -275,7 +271,6 @@ def publish(
     wait: float,
     out: TextIO,
 ) -> int:
-
     run = find_run(results, run_name, round_number)
     if run.manifest.kind == IMPORTED_KIND:
         print(
@@ -310,7 +305,6 @@ def publish(
 def regrade(results: Path, round_number: int, given: Path | None, default: Path, *, write: bool, out: TextIO) -> int:
     """Say what re-grading round N moves; with ``write``, publish the moved records as a new run of
     kind ``regrade`` through the round's journal, under the round's lock (``publish_round.py``)."""
-
     path, lines = choose_case_file(
         results, published_case_file(results, round_number), given, default, f"round {round_number}"
     )
@@ -338,7 +332,6 @@ def regrade(results: Path, round_number: int, given: Path | None, default: Path,
 def history(results: Path, round_number: int, cases: Path, find: str | None, out: TextIO) -> int:
     """``history --round N``: write the round's history.json, then the document's block and chart
     from it (``summarize``); with ``--find CASE``, only say where the case changed."""
-
     status = run_history(results, cases, round_number, find=find, out=out)
     if status != 0 or find is not None:
         return status

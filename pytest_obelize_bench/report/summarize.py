@@ -67,7 +67,6 @@ def _rendered(results_dir: Path, case_file: CaseFile, rounds: Mapping[int, Round
 
 
 def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *, write: bool) -> str | None:
-
     for n, rendered in outputs.items():
         problem = summary_json_problem(results_dir, n, rendered.summary.get("error_analysis"), write=write)
         if problem is not None:
@@ -78,7 +77,6 @@ def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *,
 def _stale_derived(document: Path, histories: Mapping[str, str], results_dir: Path, cases: Path) -> str | None:
     """None when every round's history block is as its history.json renders it and the project's
     results pages (``docs/results/``, when it has them) as ``results/`` renders them."""
-
     try:
         stale = stale_block(Path(document).read_text(encoding="utf-8"), histories) if histories else None
         site = check_site_beside(results_dir, cases)

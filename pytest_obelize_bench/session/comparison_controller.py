@@ -91,7 +91,6 @@ class CompareController:
 
 def _render(record_path: Path, case_path: Path) -> list[str]:
     """Rewrite the results document's measurement blocks; the lines the terminal shows."""
-
     results = record_path.parent.parent
     document = results / DOCUMENT_NAME
     try:

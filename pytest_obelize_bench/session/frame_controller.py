@@ -14,10 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_obelize_bench._util.locks import LockBusy
-from pytest_obelize_bench.dryrun import planned_fix as dryrun_items
-from pytest_obelize_bench.dryrun.planned_fix import outcome_line
-from pytest_obelize_bench.gate1 import scan_repository as gate1_items
-from pytest_obelize_bench.gate1.scan_repository import pooled_lines
+from pytest_obelize_bench.dryrun import planned_fix
+from pytest_obelize_bench.gate1 import scan_repository
 from pytest_obelize_bench.isolation.reachability import Repository
 from pytest_obelize_bench.measure.measure_publication import (
     dryrun_error_parts,
@@ -70,8 +68,7 @@ class MeasureController:
         )
 
     def _parse(self, text: str) -> Any:
-
-        return (gate1_items if self.context.mode == "gate1" else dryrun_items).parse_record(text)
+        return (scan_repository if self.context.mode == "gate1" else planned_fix).parse_record(text)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         text = getattr(report, "bench_measure", None)
@@ -99,9 +96,9 @@ class MeasureController:
             return
         wanted = [repo.full_name for repo in self.frame.repositories]
         if self.context.mode == "gate1":
-            self.lines = pooled_lines(self.keys, self.records)
+            self.lines = scan_repository.pooled_lines(self.keys, self.records)
         else:
-            self.lines = [outcome_line(self.records)]
+            self.lines = [planned_fix.outcome_line(self.records)]
         if self.frame.is_fixture:
             self.lines.append("fixture frame: nothing written under results/")
             return
@@ -127,7 +124,7 @@ class MeasureController:
         label, run, count = self._frame_label(), new_run_id(), len(infrastructure)
         try:
             if self.context.mode == "gate1":
-                self.lines += gate1_items.publish(
+                self.lines += scan_repository.publish(
                     self.context,
                     self.frame,
                     self.keys,
@@ -138,7 +135,7 @@ class MeasureController:
                     infrastructure=count,
                 )
             else:
-                self.lines += dryrun_items.publish(
+                self.lines += planned_fix.publish(
                     self.context,
                     self.frame,
                     self.records,

@@ -74,7 +74,6 @@ def _first_line(longrepr: object, fallback: str) -> str:
 
 def lost_record(case: Case, context: RoundContext, *, step: str, reason: str, detail: str, attempt: int = 1) -> Record:
     """The ``error`` record of a case that produced none, with the round's provenance."""
-
     run = CaseRun(case=case, context=context, run_at=utc_now(), kind=kind_for(context), attempt_number=attempt)
     run.error = CaseError(step, reason, detail)
     return build_record(run)

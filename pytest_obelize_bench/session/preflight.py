@@ -51,7 +51,6 @@ def repository_probes(cases: Sequence[Case], cache: Path | None) -> tuple[list[P
 
 def interpreter_probes(cases: Sequence[Case], policy: str, uv: str) -> list[Probe]:
     """``uv python find`` for each distinct key, as the policy turns it into a request."""
-
     probes: list[Probe] = []
     for case in cases:
         if not case.python:
@@ -115,7 +114,6 @@ def run_preflight(
     keep_all: bool = False,
 ) -> list[str]:
     """Every problem that would stop the round, one line each; empty when it can run."""
-
     executor = executor or ProcessExecutor()
     root = Path(context.work_root) / "preflight" / context.round_label
     env = probe_environment(root / "home", dict(NO_INTERPRETER_DOWNLOADS))

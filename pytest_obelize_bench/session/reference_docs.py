@@ -97,7 +97,6 @@ def docs_command(
 ) -> int:
     """Rewrite the generated blocks and the results pages (``docs/results/``), or with ``check``
     name every page that differs and exit 1."""
-
     results = results or docs.parent / "results"
     cases = cases or docs.parent / "cases" / "cases.yaml"
     try:

@@ -69,7 +69,6 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[ToolInfo | None, s
     be at the controller's path at the controller's commit, clean; the installed tool must be the
     controller's version. Never silently other code.
     """
-
     want = context.tool
     if want is None:
         return None, None
@@ -103,7 +102,6 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[ToolInfo | None, s
 
 def file_sha256(path: Path) -> str | None:
     """The file's sha256, or None when it cannot be read."""
-
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
@@ -143,7 +141,6 @@ def localize(
     worker may be given its own work root even beside the controller. ``own_commit`` tells the
     commit of this worker's clone (asked only of a worker that derives its own paths).
     """
-
     name = worker_name(workerid, host)
     override = environ.get(WORK_ENV)
     if not override and shares_controller_paths(context):

@@ -101,7 +101,6 @@ def choose(
 
 def _interpreter_key(request: str, context: RoundContext) -> str | None:
     """The uv key of the interpreter a venv made for ``request`` would run, or None."""
-
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
     env.update(NO_INTERPRETER_DOWNLOADS)
     env["PATH"] = discovery_path(env.get("PATH"), [Path(p) for p in context.python_search])
@@ -119,7 +118,6 @@ def _interpreter_key(request: str, context: RoundContext) -> str | None:
 
 
 def _request(case: Case, policy: str) -> str | None:
-
     try:
         key = parse_interpreter_key(case.python or "")
     except ValueError:
@@ -129,7 +127,6 @@ def _request(case: Case, policy: str) -> str | None:
 
 def expected_keys(cases: Iterable[Case], context: RoundContext) -> dict[str, str | None]:
     """Each case's content key as it would run now (None when its interpreter cannot be found)."""
-
     asked: dict[str, str | None] = {}
     keys: dict[str, str | None] = {}
     for case in cases:

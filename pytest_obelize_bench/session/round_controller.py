@@ -76,7 +76,6 @@ class Controller:
         #: a rerun's records to replace, by stem (``case`` or ``case.attempt-N``)
         self.rerun_stems: list[str] | None = None
         self.manifest: Any = None
-        self.preflight_lines: list[str] = []
         self.progress: Any = None
         #: repeats (--bench-repeat attempts after the first), kept apart from the headline records
         self.repeats: list[Record] = []
@@ -152,9 +151,7 @@ class Controller:
         keep_all = self.options.keep == "all"
         problems = run_preflight(wanted, self.context, workers=workers, keep_all=keep_all)
         if not problems:
-            self.preflight_lines = ["preflight: ok"]
             return
-        self.preflight_lines = problems
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         for line in problems:
             if terminal is not None:
@@ -202,7 +199,6 @@ class Controller:
 
     def _write_lost(self, nodeid: str, case: Case, reason: str, detail: str) -> None:
         """The error record of an item that ended without one (``missing.py``)."""
-
         record = lost_record(
             case, self.context, step="harness", reason=reason, detail=detail, attempt=attempt_of(nodeid)
         )
@@ -287,7 +283,6 @@ class Controller:
             session.exitstatus = EXIT_TIER_GATE
 
     def _terminal_figures(self) -> None:
-
         case_file = self.case_file
         number = int(self.context.round or case_file.round)
         data = RoundData(round=number, cases=list(case_file.cases), records=dict(self.records))

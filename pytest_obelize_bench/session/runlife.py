@@ -61,7 +61,6 @@ def results_given(config: pytest.Config) -> bool:
 
 def start_run(ctl: Controller) -> None:
     """Name this session's run (or the run a rerun adds to) and what it will rerun."""
-
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
     rerun = ctl.options.rerun
@@ -97,7 +96,6 @@ def start_run(ctl: Controller) -> None:
 
 def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None:
     """Stop before anything runs when this case file's round could not be published into ``results``."""
-
     if not ctl.options.publish:
         return
     ref = case_file_ref(Path(ctl.context.cases_path), results)
@@ -108,7 +106,6 @@ def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None
 
 def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     """Hook: resume (resume.py).  Which records of the run stand and which cases run again."""
-
     wanted = ctl.options.resume
     run_id = latest_run(runs_root(results, number)) if wanted == LATEST else wanted
     if run_id is None:
@@ -130,7 +127,6 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
 
 def recover(ctl: Controller) -> list[str]:
     """Finish a publication of this round that a killed process left half-done (``recover_round``)."""
-
     results = Path(ctl.context.results_dir)
     number = int(ctl.context.round or 0)
     round_folder = results / f"round-{number}"
@@ -149,7 +145,6 @@ def keep_resumed(ctl: Controller) -> None:
     A record is never rewritten in place: the marked one is added as the case's latest, and the
     one it was kept from moves, byte for byte, under ``attempts/`` (``runs.add_record``).
     """
-
     assert ctl.run_dir is not None
     for case, record in ctl.kept.items():
         marked = mark_resumed(record, str(ctl.run_id))
@@ -168,7 +163,6 @@ def keep_resumed(ctl: Controller) -> None:
 
 def open_manifest(ctl: Controller) -> None:
     """Write the run's manifest (a new run's, or a rerun's appended line) at session start."""
-
     assert ctl.run_dir is not None
     context = ctl.context
     if ctl.only is not None:
@@ -233,7 +227,6 @@ def stopped_at_preflight(ctl: Controller) -> None:
 
 def finish_run(ctl: Controller, *, interrupted: bool) -> None:
     """Close the manifest (with a digest of every file), then publish the run if it is a whole round."""
-
     assert ctl.run_dir is not None
     case_file = ctl.case_file
     found = read_run_records(ctl.run_dir, [case.id for case in case_file.cases])
@@ -273,7 +266,6 @@ def finish_run(ctl: Controller, *, interrupted: bool) -> None:
 
 def existing_run(results: Path, number: int, run_id: str, option: str) -> Path:
     """The folder of an existing run named on ``option``; a usage error when the id or the run is not."""
-
     try:
         check_run_id(run_id)
     except ValueError as exc:

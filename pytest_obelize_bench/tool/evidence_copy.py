@@ -83,7 +83,6 @@ def patch_digest(folder: Path) -> str | None:
     The digest is recorded whatever the licence: it quotes nothing, and it is what a review of
     this patch is keyed by (``casefile/reviews.py``).
     """
-
     try:
         fd = open_run_folder(Path(folder), "fix", Path(folder).name)
     except CaseError:
@@ -114,7 +113,6 @@ def published_beside(
     them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD.
     ``steps`` are the record's step names in order (``NN-<name>.log``); ``public`` labels the
     harness's paths and hides its secrets in a tail, whose command line (``$ ...``) is left out."""
-
     if not patch_publishable(license):
         return None
     beside: dict[str, str] = {}

@@ -60,7 +60,6 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
     cannot change; a source checkout or the obelize installed beside the harness is asked every
     session, since its packs can.
     """
-
     venv = Path(tool.python).parent.parent if tool.source == "requirement" else None
     marker = read_marker(venv) if venv is not None else None
     name = f"pack:{pack}"

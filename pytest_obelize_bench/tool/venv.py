@@ -273,7 +273,6 @@ def key_digest(key: Mapping[str, Any]) -> str:
 
 def _parse_requirement(spec: str) -> Any:
     """The spec as a ``packaging`` Requirement, or None when it is not one."""
-
     try:
         return Requirement(spec)
     except InvalidRequirement:
@@ -282,7 +281,6 @@ def _parse_requirement(spec: str) -> Any:
 
 def _pinned_version(spec: str) -> Any:
     """The one release ``spec`` pins (a ``packaging`` Version), or ``ToolError`` saying what is wrong."""
-
     requirement = _parse_requirement(spec)
     if requirement is None:
         raise ToolError(
@@ -303,7 +301,6 @@ def _pinned_version(spec: str) -> Any:
 
 
 def _resolve_requirement(spec: str, tool_root: Path, exclude_newer: str | None) -> ToolInfo:
-
     pinned = _pinned_version(spec)
     canonical = f"obelize=={pinned}"
     key = venv_key(canonical, exclude_newer)

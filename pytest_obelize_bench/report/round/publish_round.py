@@ -35,7 +35,6 @@ def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
 
     The caller holds the round's lock. One line per thing recovered; none when there was nothing.
     """
-
     results_dir = Path(results_dir)
     round_folder = results_dir / f"round-{n}"
     lines = [
@@ -72,7 +71,6 @@ def publish_round(
     a publication an earlier process left half-done is finished first. The journal is removed
     only after the document is rewritten, so a crash anywhere is recovered whole.
     """
-
     results_dir = Path(results_dir)
     round_folder = results_dir / f"round-{n}"
     refused = owner_refusal(results_dir, n, case_file_ref(case_file.path, results_dir), results_given=results_given)
@@ -98,7 +96,6 @@ def publish_held(
     wait: float = DEFAULT_WAIT_S,
 ) -> Outcome:
     """``publish_round`` once the caller holds the round's lock and has recovered the round."""
-
     outcome = publish_run(
         results_dir,
         case_file,

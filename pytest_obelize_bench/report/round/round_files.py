@@ -55,7 +55,6 @@ class RoundOutputs:
 
 def round_outputs(results_dir: Path, case_file: CaseFile, data: RoundData) -> RoundOutputs:
     """The round's figures and its error analysis, each computed once, rendered every way they are shown."""
-
     figures = round_figures(data)
     block, charts = round_block_with_figures(figures)
     summary = figures_summary(figures)
@@ -134,7 +133,6 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
     shows as not run. An earlier round is the cases it has records for, so a case added since
     does not appear in a round it was never part of.
     """
-
     folder = Path(results_dir) / f"round-{n}"
     published = read_published(folder, [case.id for case in case_file.cases])
     records = _with_pin_counts(published.records, Path(results_dir) / "errors" / f"round-{n}.json")

@@ -52,7 +52,6 @@ _MARKER = re.compile(r"^<!-- .*-->$")
 
 
 def _read_facts(folder: Path, stem: str) -> Artefacts | None:
-
     try:
         return read_graded_facts(folder / "artefacts", f"{stem}.json")
     except EvidenceError:
@@ -116,7 +115,6 @@ def _case_pages(
 
 def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | None, bool]:
     """The round's page, the run it was published from and whether that run was imported."""
-
     data = read_round_folder(results, case_file, n).data
     run = None if data.publication is None else str(data.publication["run"])
     block, _ = round_block_with_figures(round_figures(data))
@@ -160,7 +158,6 @@ def _block_page(title: str, block: str) -> str:
 
 def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> dict[str, tuple[str, str]]:
     """Page name -> (title, page) of every measurement, decision list and history published."""
-
     blocks = {**measurement_blocks(results, cases_path.parent), **comparison_blocks(results, cases_path)}
     blocks.update(history_blocks(results, rounds)[0])
     pages = {}
@@ -197,7 +194,6 @@ def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> di
 
 def _gate1_pages(results: Path, cases_path: Path) -> dict[str, tuple[str, str]]:
     """A page per labelled repository of the published scan: its findings against its key."""
-
     document, _, keys, _ = load_gate1_inputs(results / "gate1" / "scan.json", cases_path.parent / "gate1")
     pages = {}
     for name, match in key_matches(document, keys).items():
@@ -253,7 +249,6 @@ def _decision_page(stem: str, document: Mapping[str, Any]) -> str:
 
 def site_files(results: Path, cases_path: Path) -> dict[str, str | bytes]:
     """Every file of ``docs/results/``, by its path in that folder."""
-
     results, cases_path = Path(results), Path(cases_path)
     case_file = load_case_file(cases_path)
     rounds = [n for n in rounds_on_disk(results, case_file) if (results / f"round-{n}").is_dir()]
@@ -302,7 +297,6 @@ def check_site(docs: Path, files: Mapping[str, str | bytes]) -> list[str]:
 
 def write_site(docs: Path, files: Mapping[str, str | bytes]) -> int:
     """Make ``docs/results/`` exactly ``files``; how many files were written or removed."""
-
     folder = Path(docs) / SITE_FOLDER
     present = _on_disk(folder)
     changed = 0
