@@ -68,8 +68,7 @@ def own_installs(run: CaseRun) -> None:
         )
         return ""
 
-    marks = Marks(Path(run.context.work_root))
-    reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+    reuse_install(install, marks=_marks(run), key=key, exclude_newer=run.context.exclude_newer)
 
 
 def published(run: CaseRun, install: Callable[[], str]) -> str:
@@ -213,8 +212,12 @@ def environment_key_of(run: CaseRun, installs: list[str], *, used: str | None = 
 def reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
     """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
     key = environment_key_of(run, installs)
-    marks = Marks(Path(run.context.work_root))
-    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+    return reuse_install(install, marks=_marks(run), key=key, exclude_newer=run.context.exclude_newer)
+
+
+def _marks(run: CaseRun) -> Marks:
+    """The marks kept with the uv cache the case's installs use."""
+    return Marks.for_cache(run.env.get("UV_CACHE_DIR"), Path(run.context.work_root))
 
 
 __all__ = [
