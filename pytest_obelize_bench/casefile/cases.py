@@ -7,14 +7,15 @@ and what was expected, so a bad file stops collection before anything runs.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
-from pytest_obelize_bench._util.documents import read_yaml
-from pytest_obelize_bench._util.safe_io import UntrustedFileError
+from pytest_obelize_bench._util.documents import parse_yaml
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted, read_untrusted
 from pytest_obelize_bench._util.validation import QUOTE_CHARS, describe, quoted
 from pytest_obelize_bench.casefile.reviews import FIXTURE_REVIEWS, ReviewFileError, load_reviews
 from pytest_obelize_bench.casefile.rules import (
@@ -99,9 +100,11 @@ def _row_id(row: Any, index: int, kind: str) -> str:
     return f"<{kind} #{index + 1}>"
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path) -> tuple[Any, str]:
+    """The file's YAML and the sha256 of the very bytes it was parsed from (a run names the file by it)."""
     try:
-        return read_yaml(path, CASE_FILE_BYTES)
+        data = read_untrusted(path, CASE_FILE_BYTES)
+        return parse_yaml(decode_untrusted(data, str(path)), str(path)), hashlib.sha256(data).hexdigest()
     except UntrustedFileError as exc:
         # missing, a link, too large, not UTF-8 or not YAML: no rule can be checked at all
         raise CaseFileError([Problem(UNREADABLE, str(exc).splitlines()[0])]) from None
@@ -123,7 +126,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
     """Every problem of a case file, each tagged with the rule it breaks (schema problems too)."""
     path = Path(path)
     try:
-        data = _read_yaml(path)
+        data, digest = _read_yaml(path)
     except CaseFileError as exc:
         return None, exc.found
     if not isinstance(data, dict):
@@ -211,6 +214,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
     problems.extend(Problem(rule, f"{path}: {text}") for rule, text in file_problems(head, cases))
     return CaseFile(
         path=path,
+        sha256=digest,
         round=head.round,
         from_version=head.from_version,
         to_version=head.to_version,
@@ -223,7 +227,7 @@ def load_fixture(directory: Path | str) -> Case:
     """Read ``<directory>/case.yaml``; the fixture's repository is ``<directory>/repo``."""
     directory = Path(directory)
     path = directory / "case.yaml"
-    data = _read_yaml(path)
+    data, _ = _read_yaml(path)
     case_id = _row_id(data, 0, "fixture")
     try:
         row = FixtureRow.model_validate(data)

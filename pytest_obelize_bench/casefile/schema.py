@@ -203,9 +203,11 @@ class Case(BaseModel):
 
 @dataclass(frozen=True)
 class CaseFile:
-    """A loaded case file: its round, its cases (controls included) and recorded split moves."""
+    """A loaded case file: its round, its cases (controls included) and recorded split moves, and the
+    sha256 of the bytes they were read from."""
 
     path: Path
+    sha256: str
     round: int
     from_version: str
     to_version: str

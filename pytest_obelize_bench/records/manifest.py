@@ -9,7 +9,6 @@ mapped, and a fact that is missing stays missing for the decision to call insuff
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import tempfile
@@ -22,6 +21,7 @@ from pytest_obelize_bench._util.caps import MANIFEST_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench._util.validation import problem_text
+from pytest_obelize_bench.casefile.schema import CaseFile
 from pytest_obelize_bench.grading.record import RecordError
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.records.published import RUNS_DIR, read_bounded_text
@@ -101,10 +101,10 @@ class CaseFileRef(StrictModel):
         return resolve_portable(self.path, results)
 
 
-def case_file_ref(case_file: Path, results: Path) -> CaseFileRef:
-    """The reference a run and a publication record for ``case_file``."""
-    path = Path(case_file).resolve()
-    return CaseFileRef(path=portable_path(path, results), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+def case_file_ref(case_file: CaseFile, results: Path) -> CaseFileRef:
+    """The reference a run and a publication record for ``case_file``: the digest of the bytes it
+    was loaded from, never a second read that could see another file."""
+    return CaseFileRef(path=portable_path(Path(case_file.path).resolve(), results), sha256=case_file.sha256)
 
 
 class RunManifest(StrictModel):

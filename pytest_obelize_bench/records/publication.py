@@ -73,7 +73,7 @@ def publish_run(
     """
     results = Path(results)
     folder = run_folder(results, round_number, run_id)
-    ref = case_file_ref(case_file.path, results)
+    ref = case_file_ref(case_file, results)
     refused = owner_refusal(results, round_number, ref, results_given=results_given)
     if refused is not None:
         return Outcome(False, [f"run {run_id} is not published: {refused}"])

@@ -166,7 +166,7 @@ def write_regraded_run(results: Path, case_file: CaseFile, number: int, reviews:
                 "kind": REGRADED_KIND,
                 "regraded_from": note.run,
                 "regraded_at": utc_now(),
-                "case_file": case_file_ref(case_file.path, results),
+                "case_file": case_file_ref(case_file, results),
                 "case_keys_sha256": keys_sha256(case_file.cases),
                 "digests": folder_digests(staging),
             }

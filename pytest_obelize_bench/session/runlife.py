@@ -98,7 +98,7 @@ def _refuse_foreign_results(ctl: Controller, results: Path, number: int) -> None
     """Stop before anything runs when this case file's round could not be published into ``results``."""
     if not ctl.options.publish:
         return
-    ref = case_file_ref(Path(ctl.context.cases_path), results)
+    ref = case_file_ref(ctl.case_file, results)
     refused = owner_refusal(results, number, ref, results_given=results_given(ctl.config))
     if refused is not None:
         raise pytest.UsageError(f"nothing ran: {refused}")
@@ -187,7 +187,7 @@ def open_manifest(ctl: Controller) -> None:
                 rerun_errors=False,
             ),
             cases_expected=expected_cases(case_file, int(context.round or 0)),
-            case_file=case_file_ref(Path(context.cases_path), Path(context.results_dir)),
+            case_file=case_file_ref(case_file, Path(context.results_dir)),
             work_root=portable_path(Path(context.work_root), Path(context.results_dir)),
             tool=None if context.tool is None else context.tool.identity(),
             packs=dict(context.packs),

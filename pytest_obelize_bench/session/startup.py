@@ -26,7 +26,7 @@ from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
 from pytest_obelize_bench.isolation.sandbox import SandboxUnavailable, Settings, choose
 from pytest_obelize_bench.isolation.workspace import default_work_root
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.remote import file_sha256, write_session_marker
+from pytest_obelize_bench.session.remote import write_session_marker
 from pytest_obelize_bench.session.stash_keys import ROUND_FILES_KEY
 from pytest_obelize_bench.tool.info import ToolError, ToolInfo
 from pytest_obelize_bench.tool.packs import PackInfo, pack_provenance
@@ -74,6 +74,12 @@ def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, li
     side = options.split
     cases = [case for case in case_file.cases if side is None or case.split == side]
     return {path.resolve(): cases}
+
+
+def _case_file_digest(config: pytest.Config) -> str | None:
+    """The digest of the bytes ``load_items`` read the round's case file from."""
+    files = config.stash.get(ROUND_FILES_KEY, None)
+    return None if files is None or files.case_file is None else files.case_file.sha256
 
 
 def build_context(
@@ -145,7 +151,7 @@ def build_context(
         step_limits=step_limits,
         sandbox=sandbox,
         work_token=write_session_marker(work_root) if mode != "comparison" else None,
-        cases_sha256=file_sha256(option_path(config, options.cases, rootdir)) if mode == "round" else None,
+        cases_sha256=_case_file_digest(config) if mode == "round" else None,
         tool_checkout=tool_checkout,
     )
 

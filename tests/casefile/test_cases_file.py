@@ -7,6 +7,7 @@ rule except where a move is recorded.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -366,3 +367,16 @@ def test_the_case_model_reads_the_file_as_written() -> None:
     for case in cases:
         row = _ours_case(case.id)
         assert (case.full_name, case.sha, case.split) == (row["full_name"], row["sha"], row["split"]), case.id
+
+
+def test_a_run_names_the_case_file_by_the_bytes_it_was_loaded_from(tmp_path: Path) -> None:
+    from pytest_obelize_bench.records.manifest import case_file_ref
+
+    path = tmp_path / "cases.yaml"
+    path.write_bytes(OUR_CASES.read_bytes())
+    loaded = load_case_file(path)
+    assert loaded.sha256 == hashlib.sha256(OUR_CASES.read_bytes()).hexdigest()
+    path.write_text(path.read_text(encoding="utf-8") + "# edited after the session read it\n", encoding="utf-8")
+    # the reference is the loaded model's, not a second read that would name the edited file
+    ref = case_file_ref(loaded, tmp_path / "results")
+    assert ref.sha256 == loaded.sha256 and ref.resolve(tmp_path / "results") == path.resolve()

@@ -52,7 +52,7 @@ def write_run(project: Path, run_id: str, *, facts_for: str | None, error_for: s
             round=2,
             cases_expected=ids,
             cases_recorded=ids,
-            case_file=case_file_ref(cases, project / "results"),
+            case_file=case_file_ref(case_file, project / "results"),
             ended_at="2026-12-01T10:05:00Z",
         ),
     )

@@ -262,7 +262,7 @@ def write_ended_run(results: Path, cases: Path, run_id: str) -> Path:
         round=2,
         cases_expected=sorted(c.id for c in case_file.cases),
         cases_recorded=sorted(c.id for c in case_file.cases),
-        case_file=case_file_ref(cases, results),
+        case_file=case_file_ref(case_file, results),
         work_root=portable_path(results.parent / "work", results),
         started_at="2026-12-01T10:00:00Z",
         ended_at="2026-12-01T10:05:00Z",

@@ -264,6 +264,7 @@ def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
     (tmp_path / "round-1" / "ctl.json").write_text(record.to_json(), encoding="utf-8")
     case_file = CaseFile(
         path=tmp_path / "c.yaml",
+        sha256="0" * 64,
         round=2,
         from_version="0.8.6",
         to_version="2.24.0",

@@ -73,7 +73,7 @@ def publish_round(
     """
     results_dir = Path(results_dir)
     round_folder = results_dir / f"round-{n}"
-    refused = owner_refusal(results_dir, n, case_file_ref(case_file.path, results_dir), results_given=results_given)
+    refused = owner_refusal(results_dir, n, case_file_ref(case_file, results_dir), results_given=results_given)
     if refused is not None:  # before the lock, so a refused publication creates nothing
         return Outcome(False, [f"run {run_id} is not published: {refused}"])
     try:
