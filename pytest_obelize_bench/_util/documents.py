@@ -9,6 +9,7 @@ the owning module turns it into its own error type and adds the row it concerns.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +17,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object, read_untrusted_text
+from pytest_obelize_bench._util.safe_io import (
+    UntrustedFileError,
+    decode_untrusted,
+    parse_json_object,
+    read_untrusted_text,
+)
 from pytest_obelize_bench._util.validation import problem_text
 
 #: libyaml's safe loader when PyYAML was built with it: about four times faster on a large file.
@@ -60,6 +66,12 @@ def parse_yaml(text: str, source: str) -> Any:
         raise UntrustedFileError(source, f"is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
     except RecursionError:
         raise UntrustedFileError(source, "is nested too deeply to be read") from None
+
+
+def yaml_with_digest(data: bytes, source: str) -> tuple[Any, str]:
+    """An untrusted file's bytes as YAML, with the sha256 of exactly those bytes: a run names the file
+    by the digest of what it parsed, never by a second read that could see another file."""
+    return parse_yaml(decode_untrusted(data, source), source), hashlib.sha256(data).hexdigest()
 
 
 def read_yaml(path: Path, cap: int) -> Any:
@@ -131,4 +143,5 @@ __all__ = [
     "read_document",
     "read_yaml",
     "validated",
+    "yaml_with_digest",
 ]

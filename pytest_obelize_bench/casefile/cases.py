@@ -7,15 +7,14 @@ and what was expected, so a bad file stops collection before anything runs.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from pytest_obelize_bench._util.caps import CASE_FILE_BYTES
-from pytest_obelize_bench._util.documents import parse_yaml
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted, read_untrusted
+from pytest_obelize_bench._util.documents import yaml_with_digest
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 from pytest_obelize_bench._util.validation import QUOTE_CHARS, describe, quoted
 from pytest_obelize_bench.casefile.reviews import FIXTURE_REVIEWS, ReviewFileError, load_reviews
 from pytest_obelize_bench.casefile.rules import (
@@ -103,8 +102,7 @@ def _row_id(row: Any, index: int, kind: str) -> str:
 def _read_yaml(path: Path) -> tuple[Any, str]:
     """The file's YAML and the sha256 of the very bytes it was parsed from (a run names the file by it)."""
     try:
-        data = read_untrusted(path, CASE_FILE_BYTES)
-        return parse_yaml(decode_untrusted(data, str(path)), str(path)), hashlib.sha256(data).hexdigest()
+        return yaml_with_digest(read_untrusted(path, CASE_FILE_BYTES), str(path))
     except UntrustedFileError as exc:
         # missing, a link, too large, not UTF-8 or not YAML: no rule can be checked at all
         raise CaseFileError([Problem(UNREADABLE, str(exc).splitlines()[0])]) from None

@@ -8,15 +8,14 @@ by a run is ``promotion/registration``.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
 from pytest_obelize_bench._util.caps import POLICY_BYTES
-from pytest_obelize_bench._util.documents import parse_yaml
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, decode_untrusted, read_untrusted
+from pytest_obelize_bench._util.documents import yaml_with_digest
+from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 from pytest_obelize_bench._util.strict_model import FrozenModel
 from pytest_obelize_bench._util.validation import problem_text
 
@@ -77,9 +76,8 @@ class Policy(FrozenModel):
 
 def load_policy(data: bytes, source: str) -> tuple[Policy, str]:
     """The policy in a file's bytes and the sha256 of exactly those bytes."""
-    digest = hashlib.sha256(data).hexdigest()
     try:
-        parsed = parse_yaml(decode_untrusted(data, source), source)
+        parsed, digest = yaml_with_digest(data, source)
     except UntrustedFileError as exc:
         raise PolicyError(str(exc).splitlines()[0]) from None
     if not isinstance(parsed, dict):
