@@ -48,8 +48,6 @@ _INDEXED = re.compile(_NAME + rf"({_SPECIFIER}(,{_SPECIFIER})*)?")
 #: The checkout itself, as an install command names it (with extras).
 _CHECKOUT = re.compile(r"\./?(\[[A-Za-z0-9,._-]+\])?")
 MARKS_DIR = "env-marks"
-#: The marks' folder inside a uv cache the harness was given (``UV_CACHE_DIR``).
-CACHE_MARKS_DIR = "obelize-bench-env-marks"
 #: The largest requirements file whose content an environment key covers.
 REQUIREMENTS_CAP = REQUIREMENTS_BYTES
 
@@ -179,23 +177,10 @@ def resolved_after(mark_text: str, exclude_newer: str) -> bool:
 
 
 class Marks:
-    """The marks of online installs, one small file per environment key.
+    """The marks of online installs, one small file per environment key under ``<work>/env-marks``."""
 
-    A mark says what a uv cache holds, so it lives with that cache (``for_cache``): rounds in other
-    work roots that share the cache and the cutoff share its resolutions, and a cache removed takes
-    its marks with it.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-
-    @classmethod
-    def for_cache(cls, uv_cache: str | None, work_root: Path) -> Marks:
-        """Inside ``uv_cache`` when the harness names one, else ``<work>/env-marks`` (its default
-        cache is ``<work>/uv-cache``, so there too the marks go with the cache)."""
-        if uv_cache:
-            return cls(Path(uv_cache) / CACHE_MARKS_DIR)
-        return cls(Path(work_root) / MARKS_DIR)
+    def __init__(self, work_root: Path) -> None:
+        self.root = Path(work_root) / MARKS_DIR
 
     def _path(self, key: str) -> Path:
         if not re.fullmatch(r"[0-9a-f]{64}", key):
@@ -243,7 +228,6 @@ def reuse_install(install: Callable[[bool], str], *, marks: Marks, key: str | No
 
 
 __all__ = [
-    "CACHE_MARKS_DIR",
     "MARKS_DIR",
     "Marks",
     "command_material",

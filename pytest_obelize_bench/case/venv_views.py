@@ -68,7 +68,8 @@ def own_installs(run: CaseRun) -> None:
         )
         return ""
 
-    reuse_install(install, marks=_marks(run), key=key, exclude_newer=run.context.exclude_newer)
+    marks = Marks(Path(run.context.work_root))
+    reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
 
 
 def published(run: CaseRun, install: Callable[[], str]) -> str:
@@ -212,12 +213,8 @@ def environment_key_of(run: CaseRun, installs: list[str], *, used: str | None = 
 def reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
     """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
     key = environment_key_of(run, installs)
-    return reuse_install(install, marks=_marks(run), key=key, exclude_newer=run.context.exclude_newer)
-
-
-def _marks(run: CaseRun) -> Marks:
-    """The marks kept with the uv cache the case's installs use."""
-    return Marks.for_cache(run.env.get("UV_CACHE_DIR"), Path(run.context.work_root))
+    marks = Marks(Path(run.context.work_root))
+    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
 
 
 __all__ = [

@@ -7,14 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.case.envreuse import (
-    CACHE_MARKS_DIR,
-    MARKS_DIR,
-    Marks,
-    command_material,
-    environment_key,
-    resolved_after,
-)
+from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, resolved_after
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 
@@ -127,17 +120,6 @@ def test_the_key_changes_with_each_part_and_is_none_when_unshared() -> None:
     assert environment_key(**{**KEY_ARGS, "exclude_newer": None}) is None  # type: ignore[arg-type]
 
 
-def test_the_marks_live_with_the_uv_cache_they_describe(tmp_path: Path) -> None:
-    cache, work = tmp_path / "uv-cache", tmp_path / "work"
-    assert Marks.for_cache(str(cache), work).root == cache / CACHE_MARKS_DIR
-    assert Marks.for_cache(None, work).root == work / MARKS_DIR
-    key = "c" * 64
-    Marks.for_cache(str(cache), work).mark(key, "2026-12-01T00:00:01Z")
-    # another work root with the same cache finds the mark; the same work root with another cache does not
-    assert Marks.for_cache(str(cache), tmp_path / "other-work").can_go_offline(key, "2026-12-01T00:00:00Z")
-    assert not Marks.for_cache(str(tmp_path / "other-cache"), work).can_go_offline(key, "2026-12-01T00:00:00Z")
-
-
 def test_a_mark_older_than_the_cutoff_does_not_go_offline(tmp_path: Path) -> None:
     marks = Marks(tmp_path)
     key = "a" * 64
@@ -152,7 +134,7 @@ def test_a_mark_older_than_the_cutoff_does_not_go_offline(tmp_path: Path) -> Non
 
 
 def test_a_symlinked_mark_is_refused(tmp_path: Path) -> None:
-    marks = Marks(tmp_path / "marks")
+    marks = Marks(tmp_path)
     key = "b" * 64
     target = tmp_path / "elsewhere.json"
     target.write_text(json.dumps({"at": "2030-01-01T00:00:00Z"}), encoding="utf-8")

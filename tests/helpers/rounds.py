@@ -24,10 +24,6 @@ from tests.helpers.gitrepo import GitRepo, make_repo
 from tests.helpers.project import PROJECT
 
 FIXTURES = PROJECT / "cases" / "fixtures"
-#: The cutoff the heaviest test rounds resolve at, as a user's round names its cutoff: their installs
-#: then share one online resolution per environment across rounds, sessions and work roots (the marks
-#: live with the shared uv cache, ``case/envreuse.py``). A past date, after every pin the rounds install.
-SHARED_CUTOFF = "--exclude-newer=2026-12-01T00:00:00Z"
 #: A macOS key as the upstream cases have; the tests run with --bench-interpreter=minor.
 UPSTREAM_KEY = "cpython-3.12.9-macos-aarch64-none"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.round_project import build_project
-from tests.helpers.rounds import SHARED_CUTOFF, run_pytest
+from tests.helpers.rounds import run_pytest
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,6 @@ def serial_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpro
         "--bench-round=2",
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
-        SHARED_CUTOFF,
         f"--bench-work={root / 'work'}",
         f"--junitxml={root / 'junit.xml'}",
         "-v",

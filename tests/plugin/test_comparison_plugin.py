@@ -102,7 +102,6 @@ def compare(
         "--bench-compare=arms/agent.yaml",
         "--bench-round=2",
         "--bench-interpreter=minor",
-        rounds.SHARED_CUTOFF,
         f"--bench-work={root / 'work'}",
         *(["-v"] if verbose else []),
         *extra,

@@ -42,7 +42,6 @@ def corpus_round(
         "--bench-round=2",
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
-        rounds.SHARED_CUTOFF,
         f"--bench-work={root / 'work'}",
         f"--bench-sandbox={request.param}",
         "-n",

@@ -89,13 +89,7 @@ def rounds_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     rounds.write_case_file(project / "cases" / "cases.yaml", cases)
     work = root / "work"
     wrapper = write_wrapper(root, project, work)
-    common = (
-        "--bench-round=2",
-        "--bench-allow-dirty",
-        "--bench-interpreter=minor",
-        rounds.SHARED_CUTOFF,
-        f"--obelize={TOOL}",
-    )
+    common = ("--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--obelize={TOOL}")
     local = run_pytest(
         project, *common, f"--bench-work={root / 'local-work'}", f"--bench-results={root / 'local'}", "-n", "2"
     )

@@ -134,7 +134,6 @@ def repeated_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]
         "--bench-repeat=3",
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
-        rounds.SHARED_CUTOFF,
         f"--bench-work={root / 'work'}",
         "-n",
         "2",

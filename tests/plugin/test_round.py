@@ -38,7 +38,6 @@ def parallel_round(
         "--bench-round=2",
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
-        rounds.SHARED_CUTOFF,  # the serial round's: records that must agree resolve alike
         f"--bench-work={root / 'work'}",
         f"--bench-results={root / 'results'}",
         "--bench-fail-on=wrong",
