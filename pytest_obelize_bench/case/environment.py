@@ -73,7 +73,8 @@ def run_install_commands(
     interpreter: Path,
     checkout: Path,
     timeout: float = INSTALL_TIMEOUT_S,
-    offline: bool = False,
+    constraints: Path | None = None,
+    outputs: list[str] | None = None,
 ) -> None:
     """Step 3: the case's reviewed install commands, each a step ``install``, run in the checkout.
 
@@ -84,6 +85,9 @@ def run_install_commands(
     ``python``/``python3`` becomes the case interpreter and a leading ``uv`` this package's uv.
     The runner's env must be the case environment (``case_environment``): VIRTUAL_ENV of the case
     venv, so ``uv pip install x`` installs into it, and its ``bin`` first on PATH.
+
+    With ``constraints`` (``envreuse.py``) each ``uv pip install`` first runs offline held to the
+    versions in that file; ``outputs`` gets what each online ``uv pip install`` printed.
     """
     for index, command in enumerate(commands, start=1):
         try:
@@ -96,13 +100,16 @@ def run_install_commands(
             argv[0] = os.fspath(interpreter)
         elif argv[0] == "uv":
             argv[0] = uv_binary()
+        uv_install = argv[1:3] == ["pip", "install"] and argv[0] == uv_binary()
         # Environment reuse (envreuse.py): commands whose content key was resolved before run
-        # ``uv pip install --offline`` from the warm cache first, and online only if that fails.
-        if offline and argv[1:3] == ["pip", "install"] and argv[0] == uv_binary():
-            quick = [*argv[:3], "--offline", *argv[3:]]
+        # offline, held to that resolution's versions, and online only if that fails.
+        if constraints is not None and uv_install:
+            quick = [*argv[:3], "--offline", "--constraint", os.fspath(constraints), *argv[3:]]
             if runner.run(Step.INSTALL, "install", quick, timeout=timeout, cwd=checkout).exit_code == 0:
                 continue
-        runner.run(Step.INSTALL, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
+        done = runner.run(Step.INSTALL, "install", argv, timeout=timeout, reason="install_failed", cwd=checkout)
+        if outputs is not None and uv_install:
+            outputs.append(done.output(OUTPUT_CAP_BYTES))
 
 
 def check_installed_version(
@@ -160,13 +167,15 @@ def install_pinned(
     version: str,
     interpreter: Path,
     timeout: float = INSTALL_TIMEOUT_S,
-    offline: bool = False,
+    constraints: Path | None = None,
+    outputs: list[str] | None = None,
 ) -> str:
     """Steps 4 and 7: install ``distribution==version`` into the case venv and check it there.
 
     Step ``<name>`` runs ``uv pip install`` (``install_failed``), step ``<name>-check`` asks the
     case interpreter (``version_mismatch``).  ``--no-config`` keeps a repository's own uv settings
     (an index URL in its pyproject) away from the harness's pins.  Returns the observed version.
+    ``constraints`` and ``outputs`` are as for ``run_install_commands``.
     """
     if not _DISTRIBUTION.fullmatch(distribution):
         raise ValueError(f"{distribution!r} is not a distribution name")
@@ -186,13 +195,19 @@ def install_pinned(
         os.fspath(interpreter),
         f"{distribution}=={version}",
     ]
-    # Environment reuse (envreuse.py): an environment resolved before installs offline from the
-    # warm cache; should that fail, the install runs online as without reuse.
+    # Environment reuse (envreuse.py): an environment resolved before installs offline, held to
+    # the versions that resolution chose; should that fail, the install runs online as without reuse.
     went_offline = (
-        offline and runner.run(number, name, [*argv[:5], "--offline", *argv[5:]], timeout=timeout).exit_code == 0
+        constraints is not None
+        and runner.run(
+            number, name, [*argv[:5], "--offline", "--constraint", os.fspath(constraints), *argv[5:]], timeout=timeout
+        ).exit_code
+        == 0
     )
     if not went_offline:
-        runner.run(number, name, argv, timeout=timeout, reason="install_failed")
+        done = runner.run(number, name, argv, timeout=timeout, reason="install_failed")
+        if outputs is not None:
+            outputs.append(done.output(OUTPUT_CAP_BYTES))
     return check_installed_version(
         runner,
         number=number,

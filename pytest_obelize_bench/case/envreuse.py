@@ -6,12 +6,15 @@ into a fresh venv takes about 2.3 s online (uv revalidates every index page) and
 longer than either.  So cases share the *resolution*, not the venv: each case still gets its own
 venv, its own install and its own ``importlib.metadata`` check.
 
-Offline is only as good as the cached index pages.  A page fetched after the round's
-``exclude_newer`` lists every file an online install at that cutoff could choose, so an offline
-install resolves the same.  The first online install of an environment writes a mark (its
-environment key, and when it ran); a later install with the same key, a mark no older than
-``exclude_newer`` and the same uv cache goes offline.  If the offline install fails (a pruned
-cache), the install runs online as before.
+The first online install of an environment writes a mark: its environment key, when it ran, and
+the exact versions it installed (uv's ``+ name==version`` lines).  A later install with the same
+key and a mark no older than ``exclude_newer`` goes offline *constrained to those versions*
+(``--constraint``).  The constraint is what makes it the same environment: the uv cache is shared,
+and an index page another process wrote there can be older than the mark (seen here: a page
+without idna 3.21, uploaded hours before, made an unconstrained offline install choose 3.20 where
+the online one chose 3.21).  A constrained offline install that cannot find a version fails, and the
+install then runs online as without reuse.  A mark whose install output does not list what it
+installed (a quiet command, a cut log) has no versions and never sends an install offline.
 
 Identical environments: the same interpreter used, the same ``exclude_newer``, the same install
 commands, and the same pins installed before this one.  ``uv pip install`` of exact pins, or of a
@@ -166,14 +169,58 @@ def environment_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: uv's summary of a resolution that changed nothing, or the start of one that did.
+_RESOLVED = re.compile(r"(Resolved|Audited) \d+ packages?\b.*")
+_INSTALLED = re.compile(r"Installed (\d+) packages?\b.*")
+#: One change uv made: `` + name==version``, `` - name==version``, `` ~ name==version`` (reinstalled);
+#: a local project adds `` (from file://...)``.
+_CHANGE = re.compile(r" ([+~-]) ([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)( \(from .*\))?")
+
+
+def installed_versions(outputs: Sequence[str]) -> list[str] | None:
+    """The ``name==version`` of every index package that ``uv pip install`` runs put in, from
+    what they printed; None when an output does not account for its installs (quiet, or cut short).
+
+    A package from the checkout itself (``(from file://...)``) is no pin of the index and is left
+    out: its version is the commit's, which the key names.
+    """
+    chosen: dict[str, str] = {}
+    for output in outputs:
+        lines = output.splitlines()
+        if not any(_RESOLVED.fullmatch(line.strip()) for line in lines):
+            return None
+        declared = [int(found.group(1)) for line in lines if (found := _INSTALLED.fullmatch(line.strip()))]
+        added = 0
+        for line in lines:
+            change = _CHANGE.fullmatch(line.rstrip())
+            if change is None:
+                continue
+            sign, name, version, local = change.groups()
+            if sign == "-":
+                chosen.pop(name, None)
+                continue
+            added += 1
+            if local is None:
+                chosen[name] = version
+            else:
+                chosen.pop(name, None)
+        if sum(declared) != added:
+            return None
+    return [f"{name}=={version}" for name, version in sorted(chosen.items())]
+
+
 def resolved_after(mark_text: str, exclude_newer: str) -> bool:
-    """Whether a mark's online install ran at or after ``exclude_newer`` (so its pages are complete)."""
+    """Whether a mark's online install ran at or after ``exclude_newer`` (so its pages were complete)."""
     try:
         at = datetime.strptime(json.loads(mark_text)["at"], UTC_FORMAT).replace(tzinfo=UTC)
         cutoff = datetime.strptime(exclude_newer, UTC_FORMAT).replace(tzinfo=UTC)
     except (ValueError, KeyError, TypeError):
         return False
     return at >= cutoff
+
+
+#: The largest mark read: a resolution of a few hundred packages fits many times over.
+MARK_BYTES = 256 * 1024
 
 
 class Marks:
@@ -187,51 +234,82 @@ class Marks:
             raise ValueError(f"{key!r} is not an environment key")
         return self.root / f"{key}.json"
 
-    def can_go_offline(self, key: str, exclude_newer: str) -> bool:
+    def versions(self, key: str, exclude_newer: str) -> list[str] | None:
+        """The versions an online install of ``key`` at or after the cutoff chose; None: go online."""
         path = self._path(key)
         if path.is_symlink() or not path.is_file():
-            return False
+            return None
         try:
-            with path.open("rb") as handle:
-                text = handle.read(4096).decode("utf-8", "replace")
-        except OSError:
-            return False
-        return resolved_after(text, exclude_newer)
+            text = read_bounded_file(path, MARK_BYTES).decode("utf-8")
+            versions = json.loads(text).get("versions")
+        except (OSError, ValueError, AttributeError):
+            return None
+        if not resolved_after(text, exclude_newer) or not isinstance(versions, list):
+            return None
+        if not all(isinstance(pin, str) and _PINNED.fullmatch(pin) for pin in versions):
+            return None
+        return versions
 
-    def mark(self, key: str, at: str) -> None:
-        """Record an online install of ``key`` that started at ``at`` (written atomically)."""
+    def mark(self, key: str, at: str, versions: Sequence[str]) -> None:
+        """Record an online install of ``key`` that started at ``at`` and chose ``versions`` (atomically)."""
         path = self._path(key)
         self.root.mkdir(parents=True, exist_ok=True)
         with exclusive_lock(self.root / ".lock"):
             temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps({"at": at}) + "\n", encoding="utf-8")
+            temporary.write_text(json.dumps({"at": at, "versions": list(versions)}) + "\n", encoding="utf-8")
             os.replace(temporary, path)
 
 
-def reuse_install(install: Callable[[bool], str], *, marks: Marks, key: str | None, exclude_newer: str | None) -> str:
-    """Run ``install(offline)`` offline when ``key`` was resolved online at or after the cutoff.
+#: What an install gets from ``reuse_install``: the constraints file of an offline install (None:
+#: online), and the list it appends the output of each online ``uv pip install`` to.
+Install = Callable[[Path | None, list[str]], str]
+CONSTRAINTS_NAME = "offline-constraints.txt"
 
-    An online install marks its key once the install itself succeeded, even when the version
-    check that follows fails: the cache then holds what that resolution chose either way.
+
+def reuse_install(install: Install, *, marks: Marks, key: str | None, exclude_newer: str | None, scratch: Path) -> str:
+    """Run ``install`` offline, held to the versions of ``key``'s online install, when one ran at or
+    after the cutoff; else online, and mark what it chose.
+
+    The constraints file is written in ``scratch`` (a folder the install steps can read) and removed
+    afterwards.  An online install marks its key once the install itself succeeded, even when the
+    version check that follows fails: the cache then holds what that resolution chose either way.
     """
-    offline = key is not None and exclude_newer is not None and marks.can_go_offline(key, exclude_newer)
+    versions = marks.versions(key, exclude_newer) if key is not None and exclude_newer is not None else None
+    constraints: Path | None = None
+    if versions is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+        constraints = scratch / CONSTRAINTS_NAME
+        constraints.write_text("".join(f"{pin}\n" for pin in versions), encoding="utf-8")
+    outputs: list[str] = []
     started = utc_now()
+
+    def remember() -> None:
+        chosen = installed_versions(outputs)
+        if key is not None and constraints is None and chosen is not None:
+            marks.mark(key, started, chosen)
+
     try:
-        observed = install(offline)
+        observed = install(constraints, outputs)
     except CaseError as error:
-        if key is not None and not offline and error.reason == "version_mismatch":
-            marks.mark(key, started)
+        if error.reason == "version_mismatch":
+            remember()
         raise
-    if key is not None and not offline:
-        marks.mark(key, started)
+    finally:
+        if constraints is not None:
+            constraints.unlink(missing_ok=True)
+    remember()
     return observed
 
 
 __all__ = [
+    "CONSTRAINTS_NAME",
     "MARKS_DIR",
+    "MARK_BYTES",
+    "Install",
     "Marks",
     "command_material",
     "environment_key",
+    "installed_versions",
     "resolved_after",
     "reuse_install",
     "utc_now",

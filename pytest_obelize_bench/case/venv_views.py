@@ -18,7 +18,7 @@ from pytest_obelize_bench.case.environment import (
     link_mode,
     run_install_commands,
 )
-from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, reuse_install
+from pytest_obelize_bench.case.envreuse import Install, Marks, command_material, environment_key, reuse_install
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.case.run import CaseRun
 from pytest_obelize_bench.case.templates import Template, Templates, copy_view, in_view
@@ -55,21 +55,20 @@ def own_installs(run: CaseRun) -> None:
     """Step 3: the reviewed install commands, offline when their content key was resolved before."""
     if not run.case.install:
         return
-    key = environment_key_of(run, [])
 
-    def install(offline: bool) -> str:
+    def install(constraints: Path | None, outputs: list[str]) -> str:
         run_install_commands(
             run.steps(),
             run.case.install,
             interpreter=run.venv().executable,
             checkout=run.checkout,
             timeout=run.limit("install"),
-            offline=offline,
+            constraints=constraints,
+            outputs=outputs,
         )
         return ""
 
-    marks = Marks(Path(run.context.work_root))
-    reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+    reused(run, [], install)
 
 
 def published(run: CaseRun, install: Callable[[], str]) -> str:
@@ -184,7 +183,7 @@ def install_sdk(run: CaseRun, number: int, name: str, distribution: str, version
     return reused(
         run,
         [*before, f"{distribution}=={version}"],
-        lambda offline: install_pinned(
+        lambda constraints, outputs: install_pinned(
             run.steps(),
             number=number,
             name=name,
@@ -192,7 +191,8 @@ def install_sdk(run: CaseRun, number: int, name: str, distribution: str, version
             version=version,
             interpreter=run.venv().executable,
             timeout=run.limit("install"),
-            offline=offline,
+            constraints=constraints,
+            outputs=outputs,
         ),
     )
 
@@ -210,11 +210,12 @@ def environment_key_of(run: CaseRun, installs: list[str], *, used: str | None = 
     )
 
 
-def reused(run: CaseRun, installs: list[str], install: Callable[[bool], str]) -> str:
-    """A pinned install, offline when an identical environment was resolved (see envreuse.py)."""
+def reused(run: CaseRun, installs: list[str], install: Install) -> str:
+    """An install, offline and held to its versions when an identical environment was resolved
+    (see envreuse.py); the constraints file goes in the case's TMPDIR, which its steps can read."""
     key = environment_key_of(run, installs)
     marks = Marks(Path(run.context.work_root))
-    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer)
+    return reuse_install(install, marks=marks, key=key, exclude_newer=run.context.exclude_newer, scratch=run.tree().tmp)
 
 
 __all__ = [

@@ -194,7 +194,9 @@ def test_a_case_install_never_carries_the_tools_cutoff_exemption(tmp_path: Path)
         env=env,
         cwd=tmp_path,
     )
-    for offline in (False, True):
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("google-generativeai==0.8.6\n")
+    for held in (None, constraints):
         install_pinned(
             runner,
             number=4,
@@ -202,7 +204,7 @@ def test_a_case_install_never_carries_the_tools_cutoff_exemption(tmp_path: Path)
             distribution="google-generativeai",
             version="0.8.6",
             interpreter=tmp_path / "python",
-            offline=offline,
+            constraints=held,
         )
     assert executor.calls
     for argv, step_env in executor.calls:

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.case.envreuse import Marks, command_material, environment_key, resolved_after
+from pytest_obelize_bench.case.envreuse import (
+    MARK_BYTES,
+    Marks,
+    command_material,
+    environment_key,
+    installed_versions,
+    resolved_after,
+)
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 
@@ -120,27 +127,84 @@ def test_the_key_changes_with_each_part_and_is_none_when_unshared() -> None:
     assert environment_key(**{**KEY_ARGS, "exclude_newer": None}) is None  # type: ignore[arg-type]
 
 
-def test_a_mark_older_than_the_cutoff_does_not_go_offline(tmp_path: Path) -> None:
+def test_a_mark_older_than_the_cutoff_or_without_versions_does_not_go_offline(tmp_path: Path) -> None:
     marks = Marks(tmp_path)
     key = "a" * 64
-    assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
-    marks.mark(key, "2026-11-30T00:00:00Z")
-    assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
-    marks.mark(key, "2026-12-01T00:00:01Z")
-    assert marks.can_go_offline(key, "2026-12-01T00:00:00Z")
+    chosen = ["google-generativeai==0.8.6", "idna==3.21"]
+    assert marks.versions(key, "2026-12-01T00:00:00Z") is None
+    marks.mark(key, "2026-11-30T00:00:00Z", chosen)
+    assert marks.versions(key, "2026-12-01T00:00:00Z") is None
+    marks.mark(key, "2026-12-01T00:00:01Z", chosen)
+    assert marks.versions(key, "2026-12-01T00:00:00Z") == chosen
+    marks.mark(key, "2026-12-01T00:00:01Z", [])  # an install that changed nothing holds to nothing
+    assert marks.versions(key, "2026-12-01T00:00:00Z") == []
     assert not resolved_after("not json", "2026-12-01T00:00:00Z")
     with pytest.raises(ValueError):
-        marks.mark("../escape", "2026-12-01T00:00:00Z")
+        marks.mark("../escape", "2026-12-01T00:00:00Z", chosen)
+    # A mark of the earlier form (no versions), or with anything but exact pins, is no resolution.
+    for versions in (None, "idna==3.21", ["idna>=3"], ["idna==3.21 --index-url=x"], [7]):
+        body = {"at": "2026-12-01T00:00:01Z", **({} if versions is None else {"versions": versions})}
+        (marks.root / f"{key}.json").write_text(json.dumps(body), encoding="utf-8")
+        assert marks.versions(key, "2026-12-01T00:00:00Z") is None, versions
+    (marks.root / f"{key}.json").write_text("[]", encoding="utf-8")
+    assert marks.versions(key, "2026-12-01T00:00:00Z") is None
 
 
-def test_a_symlinked_mark_is_refused(tmp_path: Path) -> None:
+def test_a_symlinked_or_oversized_mark_is_refused(tmp_path: Path) -> None:
     marks = Marks(tmp_path)
     key = "b" * 64
     target = tmp_path / "elsewhere.json"
-    target.write_text(json.dumps({"at": "2030-01-01T00:00:00Z"}), encoding="utf-8")
+    target.write_text(json.dumps({"at": "2030-01-01T00:00:00Z", "versions": []}), encoding="utf-8")
     marks.root.mkdir(parents=True)
     (marks.root / f"{key}.json").symlink_to(target)
-    assert not marks.can_go_offline(key, "2026-12-01T00:00:00Z")
+    assert marks.versions(key, "2026-12-01T00:00:00Z") is None
+    big = {"at": "2030-01-01T00:00:00Z", "versions": [f"p{n}==1.0" for n in range(MARK_BYTES // 8)]}
+    (marks.root / f"{'d' * 64}.json").write_text(json.dumps(big), encoding="utf-8")
+    assert marks.versions("d" * 64, "2026-12-01T00:00:00Z") is None
+
+
+# What ``uv pip install`` printed (uv 0.13): a fresh venv, an upgrade over a base, the checkout
+# itself, nothing to do.
+FRESH = """Using Python 3.12.1 environment at: .venv
+Resolved 3 packages in 126ms
+Prepared 3 packages in 5ms
+Installed 3 packages in 3ms
+ + google-generativeai==0.8.6
+ + idna==3.21
+ + typing-extensions==4.15.0
+"""
+UPGRADE = """Resolved 2 packages in 110ms
+Prepared 1 package in 4ms
+Uninstalled 1 package in 1ms
+Installed 1 package in 3ms
+ - idna==3.21
+ + idna==3.22
+"""
+CHECKOUT = """Resolved 2 packages in 300ms
+   Building demo @ file:///work/case
+      Built demo @ file:///work/case
+Prepared 2 packages in 400ms
+Installed 2 packages in 3ms
+ + demo==0.1.0 (from file:///work/case)
+ + pytest==8.3.3
+"""
+NOTHING = "Audited 3 packages in 2ms\n"
+
+
+def test_the_versions_an_install_chose_are_read_from_what_uv_printed() -> None:
+    assert installed_versions([FRESH]) == ["google-generativeai==0.8.6", "idna==3.21", "typing-extensions==4.15.0"]
+    assert installed_versions([FRESH, UPGRADE]) == [
+        "google-generativeai==0.8.6",
+        "idna==3.22",
+        "typing-extensions==4.15.0",
+    ]
+    assert installed_versions([CHECKOUT]) == ["pytest==8.3.3"]  # the checkout is the commit's, not the index's
+    assert installed_versions([NOTHING]) == []
+    assert installed_versions([]) == []
+    # A quiet install, or a log cut before the last change, does not say what it chose.
+    assert installed_versions([""]) is None
+    assert installed_versions([FRESH.rsplit(" + ", 1)[0]]) is None
+    assert installed_versions([FRESH, "error: the network is unreachable\n"]) is None
 
 
 @pytest.mark.usefixtures("index_uv_cache")
