@@ -39,6 +39,8 @@ def harness_labels(workspace: Workspace, *, work_root: Path, project_root: Path,
         [
             ("<case>", workspace.checkout),
             ("<logs>", workspace.logs),
+            # the case's TMPDIR, where an offline install's constraints file lies (envreuse.py)
+            ("<case-tmp>", workspace.tmp),
             ("<work>", work_root),
             ("<repo>", project_root),
             ("<harness-python>", Path(sys.executable)),

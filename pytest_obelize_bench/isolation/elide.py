@@ -18,6 +18,7 @@ from pathlib import Path
 LABELS: tuple[str, ...] = (
     "<case>",
     "<logs>",
+    "<case-tmp>",
     "<work>",
     "<repo>",
     "<harness-python>",
