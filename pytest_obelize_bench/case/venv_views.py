@@ -116,25 +116,17 @@ def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, 
     """The installed template of ``before`` and the new pin mounted over the case's view, checked
     there; without one, the install into the view, which is then published as that template."""
     sandbox = run.sandbox
-    key = environment_key_of(run, [*before, f"{distribution}=={version}"])
-    if sandbox is None or key is None:
+    if sandbox is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
-    templates = Templates(Path(run.context.work_root))
-    run.env_template_after = key
-    found = templates.find(key)
-    if found is not None and found.base == base.key and found.form == "overlay":
-        sandbox.mount_template(*found.layers)
-        return check_installed_version(
-            run.steps(),
-            number=Step.INSTALL_TO,
-            name="install-to-check",
-            distribution=distribution,
-            version=version,
-            interpreter=run.venv().executable,
-        )
-    return then_published(
-        lambda: install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
-        lambda: templates.publish_installed(key, base, sandbox.layout.venv_upper),
+    return _new_sdk_layered(
+        run,
+        base,
+        distribution,
+        version,
+        before,
+        form="overlay",
+        lay=lambda found, _delta: sandbox.mount_template(*found.layers),
+        publish=lambda templates, key: templates.publish_installed(key, base, sandbox.layout.venv_upper),
     )
 
 
@@ -152,18 +144,48 @@ def unwritten_copy(run: CaseRun) -> Template | None:
 def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
     """The copy layer of ``before`` and the new pin applied to the case's copy, checked there;
     without one, the install into the copy, whose changes are then published as that layer."""
+    venv = run.checkout / ".venv"
+
+    def lay(found: Template, delta: Path) -> None:
+        try:
+            apply_layer(delta, venv)
+        except (OSError, ValueError) as exc:
+            raise CaseError("install-to", "install_failed", f"the copy layer of {found.key[:12]}: {exc}") from None
+
+    return _new_sdk_layered(
+        run,
+        base,
+        distribution,
+        version,
+        before,
+        form="copy",
+        lay=lay,
+        publish=lambda templates, key: templates.publish_copy_layer(key, base, venv),
+    )
+
+
+def _new_sdk_layered(
+    run: CaseRun,
+    base: Template,
+    distribution: str,
+    version: str,
+    before: list[str],
+    *,
+    form: str,
+    lay: Callable[[Template, Path], None],
+    publish: Callable[[Templates, str], object],
+) -> str:
+    """What the overlay and the copy view share: the installed template of ``before`` and the new
+    pin, when one of this ``form`` was built over ``base``, is laid on the case's view and checked
+    there; without one, the pin is installed into the view and what that changed is published."""
     key = environment_key_of(run, [*before, f"{distribution}=={version}"])
     if key is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
     templates = Templates(Path(run.context.work_root))
     run.env_template_after = key
     found = templates.find(key)
-    venv = run.checkout / ".venv"
-    if found is not None and found.base == base.key and found.form == "copy" and found.delta is not None:
-        try:
-            apply_layer(found.delta, venv)
-        except (OSError, ValueError) as exc:
-            raise CaseError("install-to", "install_failed", f"the copy layer of {key[:12]}: {exc}") from None
+    if found is not None and found.base == base.key and found.form == form and found.delta is not None:
+        lay(found, found.delta)
         return check_installed_version(
             run.steps(),
             number=Step.INSTALL_TO,
@@ -174,7 +196,7 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
         )
     return then_published(
         lambda: install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
-        lambda: templates.publish_copy_layer(key, base, venv),
+        lambda: publish(templates, key),
     )
 
 
