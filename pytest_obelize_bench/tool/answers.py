@@ -3,8 +3,9 @@
 Why: a session asked them of the tool every time, two interpreter starts, one importing obelize
 and loading the pack, about half a second of every round's fixed cost.  A release's venv is never
 written after its marker, so its answers cannot change: they are kept beside the marker and read
-while the marker is the same.  A rebuilt venv starts without them.  A source checkout, and the
-obelize installed beside the harness, are asked every session: their packs can change.
+while the marker is the same.  A rebuilt venv starts without them.  The obelize installed beside
+the harness keeps its answers in the harness's venv under a marker of its content
+(``installed_answers.py``); a source checkout is asked every session.
 """
 
 from __future__ import annotations
@@ -20,13 +21,19 @@ ANSWERS = "bench-tool-answers.json"
 _ANSWERS_CAP = 65_536
 
 
-def kept_answers(venv: Path, marker: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The answers kept in ``venv`` under ``marker`` (its current one); empty otherwise."""
+def read_answers(venv: Path) -> dict[str, Any]:
+    """Whatever answers ``venv`` keeps, under whichever marker (``marker`` among them); empty if none."""
     try:
         data = json.loads(read_bounded_file(venv / ANSWERS, _ANSWERS_CAP).decode("utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or marker is None or data.get("marker") != dict(marker):
+    return data if isinstance(data, dict) else {}
+
+
+def kept_answers(venv: Path, marker: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The answers kept in ``venv`` under ``marker`` (its current one); empty otherwise."""
+    data = read_answers(venv)
+    if marker is None or data.get("marker") != dict(marker):
         return {}
     return data
 
@@ -43,4 +50,4 @@ def keep_answer(venv: Path, marker: Mapping[str, Any] | None, name: str, answer:
         return
 
 
-__all__ = ["ANSWERS", "keep_answer", "kept_answers"]
+__all__ = ["ANSWERS", "keep_answer", "kept_answers", "read_answers"]

@@ -11,6 +11,7 @@ import json
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +19,7 @@ from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, TOOL_PROBE_S, inherited
 from pytest_obelize_bench.tool.answers import keep_answer, kept_answers
 from pytest_obelize_bench.tool.info import ToolInfo
+from pytest_obelize_bench.tool.installed_answers import answers_folder, kept_probe
 from pytest_obelize_bench.tool.venv import read_marker
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -56,12 +58,17 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
     """The pack's hashes from obelize's own pack loader, run in the tool.
 
     Either hash is null when the tool version has no such API or cannot load the pack; this never
-    raises for the tool's sake.  A release's tool venv is asked once (``venv.kept_answers``): it
-    cannot change; a source checkout or the obelize installed beside the harness is asked every
-    session, since its packs can.
+    raises for the tool's sake.  A release's tool venv is asked once (``answers.py``): it cannot
+    change; the obelize installed beside the harness is asked again when what it imports changed
+    (``installed_answers.py``); a source checkout is asked every session, since its packs can.
     """
-    venv = Path(tool.python).parent.parent if tool.source == "requirement" else None
-    marker = read_marker(venv) if venv is not None else None
+    venv: Path | None = None
+    marker: dict[str, Any] | None = None
+    if tool.source == "requirement":
+        venv = Path(tool.python).parent.parent
+        marker = read_marker(venv)
+    elif tool.source == "installed" and (kept := kept_probe(tool.python)) is not None:
+        venv, marker = answers_folder(tool.python), dict(kept[1])
     name = f"pack:{pack}"
     if venv is not None:
         with contextlib.suppress(ValueError):

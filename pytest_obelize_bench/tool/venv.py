@@ -66,6 +66,7 @@ from pytest_obelize_bench.isolation.policy import (
 )
 from pytest_obelize_bench.tool.answers import keep_answer, kept_answers
 from pytest_obelize_bench.tool.info import Source, ToolError, ToolInfo
+from pytest_obelize_bench.tool.installed_answers import keep_probe, kept_probe
 
 MARKER = "bench-tool.json"
 
@@ -357,8 +358,12 @@ def resolve_tool(spec: str | None, *, tool_root: Path, exclude_newer: str | None
     """
     tool_root = Path(tool_root)
     if spec is None:
+        kept = kept_probe(sys.executable)  # while nothing it imports changed (installed_answers.py)
+        if kept is not None:
+            return _info(sys.executable, kept[0], source="installed", spec=None)
         with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
             answer = _probe(sys.executable, cwd=Path(scratch), log=Path(scratch) / "probe.log")
+        keep_probe(sys.executable, answer)
         return _info(sys.executable, answer, source="installed", spec=None)
     text = spec.strip()
     if not text:
