@@ -170,7 +170,7 @@ def environment_key(
 
 
 #: uv's summary of a resolution that changed nothing, or the start of one that did.
-_RESOLVED = re.compile(r"(Resolved|Audited) \d+ packages?\b.*")
+_RESOLVED = re.compile(r"(Resolved|Audited|Checked) \d+ packages?\b.*")
 _INSTALLED = re.compile(r"Installed (\d+) packages?\b.*")
 #: One change uv made: `` + name==version``, `` - name==version``, `` ~ name==version`` (reinstalled);
 #: a local project adds `` (from file://...)``.

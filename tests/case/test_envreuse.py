@@ -189,6 +189,7 @@ Installed 2 packages in 3ms
  + pytest==8.3.3
 """
 NOTHING = "Audited 3 packages in 2ms\n"
+SATISFIED = "Using Python 3.12.1 environment at: .venv\nChecked 1 package in 2ms\n"
 
 
 def test_the_versions_an_install_chose_are_read_from_what_uv_printed() -> None:
@@ -200,6 +201,7 @@ def test_the_versions_an_install_chose_are_read_from_what_uv_printed() -> None:
     ]
     assert installed_versions([CHECKOUT]) == ["pytest==8.3.3"]  # the checkout is the commit's, not the index's
     assert installed_versions([NOTHING]) == []
+    assert installed_versions([FRESH, SATISFIED]) == installed_versions([FRESH])  # a pin the first already met
     assert installed_versions([]) == []
     # A quiet install, or a log cut before the last change, does not say what it chose.
     assert installed_versions([""]) is None
