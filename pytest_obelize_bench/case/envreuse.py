@@ -209,14 +209,14 @@ def installed_versions(outputs: Sequence[str]) -> list[str] | None:
     return [f"{name}=={version}" for name, version in sorted(chosen.items())]
 
 
-def resolved_after(mark_text: str, exclude_newer: str) -> bool:
-    """Whether a mark's online install ran at or after ``exclude_newer`` (so its pages were complete)."""
+def _ran_after(at: object, exclude_newer: str) -> bool:
+    """Whether a mark's ``at`` is a time at or after ``exclude_newer``."""
     try:
-        at = datetime.strptime(json.loads(mark_text)["at"], UTC_FORMAT).replace(tzinfo=UTC)
+        ran = datetime.strptime(str(at), UTC_FORMAT).replace(tzinfo=UTC)
         cutoff = datetime.strptime(exclude_newer, UTC_FORMAT).replace(tzinfo=UTC)
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         return False
-    return at >= cutoff
+    return ran >= cutoff
 
 
 #: The largest mark read: a resolution of a few hundred packages fits many times over.
@@ -240,11 +240,13 @@ class Marks:
         if path.is_symlink() or not path.is_file():
             return None
         try:
-            text = read_bounded_file(path, MARK_BYTES).decode("utf-8")
-            versions = json.loads(text).get("versions")
-        except (OSError, ValueError, AttributeError):
+            mark = json.loads(read_bounded_file(path, MARK_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
             return None
-        if not resolved_after(text, exclude_newer) or not isinstance(versions, list):
+        if not isinstance(mark, dict) or not _ran_after(mark.get("at"), exclude_newer):
+            return None
+        versions = mark.get("versions")
+        if not isinstance(versions, list):
             return None
         if not all(isinstance(pin, str) and _PINNED.fullmatch(pin) for pin in versions):
             return None
@@ -310,7 +312,6 @@ __all__ = [
     "command_material",
     "environment_key",
     "installed_versions",
-    "resolved_after",
     "reuse_install",
     "utc_now",
 ]
