@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -30,30 +27,7 @@ from pytest_obelize_bench.isolation.elide import DETAIL_CHARS, public_detail
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
 from tests.helpers.environment_install import HARNESS, HARNESS_BIN, HARNESS_KEY, activate, make_runner, venv_of
-
-
-def write_wheel(directory: Path, name: str = "demo_pkg", version: str = "1.0") -> Path:
-    """A minimal pure-Python wheel, built by hand so the test needs no build backend."""
-    dist_info = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": b"VALUE = 1\n",
-        f"{dist_info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
-        ).encode(),
-        f"{dist_info}/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
-    }
-    record = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{dist_info}/RECORD,,")
-    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    directory.mkdir(parents=True, exist_ok=True)
-    wheel = directory / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return wheel
+from tests.helpers.wheels import write_wheel
 
 
 def test_keys_are_parsed_and_malformed_ones_refused() -> None:

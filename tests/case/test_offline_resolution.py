@@ -9,12 +9,10 @@ fetched from a lagging mirror.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import http.server
 import json
 import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from pytest_obelize_bench.case.envreuse import Marks, reuse_install
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
 from tests.helpers.environment_install import HARNESS_BIN, HARNESS_KEY, activate, make_runner, venv_of
+from tests.helpers.wheels import write_wheel
 
 KEY = "c" * 64
 CUTOFF = "2026-01-15T00:00:00Z"
@@ -33,26 +32,8 @@ SDK, DEPENDENCY = "obelize-demo-sdk", "obelize-demo-dependency"
 UPLOADED = {"1.0": "2025-06-01T00:00:00Z", "1.1": "2026-01-10T00:00:00Z"}
 
 
-def _wheel(folder: Path, project: str, version: str, requires: str = "") -> Path:
-    """A real, installable wheel (RECORD with its hashes)."""
-    module = project.replace("-", "_")
-    info = f"{module}-{version}.dist-info"
-    metadata = f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
-    files = {
-        f"{module}/__init__.py": f'VERSION = "{version}"\n',
-        f"{info}/METADATA": metadata + (f"Requires-Dist: {requires}\n" if requires else ""),
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for name, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(text.encode())}")
-    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
-    path = folder / f"{module}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return path
+def _module(project: str) -> str:
+    return project.replace("-", "_")
 
 
 class _Index:
@@ -60,8 +41,8 @@ class _Index:
 
     def __init__(self, folder: Path) -> None:
         self.files = {
-            SDK: {"1.0": _wheel(folder, SDK, "1.0", requires=f"{DEPENDENCY}>=1.0")},
-            DEPENDENCY: {version: _wheel(folder, DEPENDENCY, version) for version in ("1.0", "1.1")},
+            SDK: {"1.0": write_wheel(folder, _module(SDK), "1.0", requires=f"{DEPENDENCY}>=1.0")},
+            DEPENDENCY: {version: write_wheel(folder, _module(DEPENDENCY), version) for version in ("1.0", "1.1")},
         }
         self.versions = ["1.0", "1.1"]
 
@@ -159,7 +140,7 @@ def _install(runner: StepRunner, marks: Marks) -> str:
 
 
 def _dependency(runner: StepRunner) -> str:
-    module = DEPENDENCY.replace("-", "_")
+    module = _module(DEPENDENCY)
     (found,) = (venv_of(runner) / "lib").glob(f"python*/site-packages/{module}-*.dist-info")
     return found.name.removeprefix(f"{module}-").removesuffix(".dist-info")
 
