@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_obelize_bench._util.strict_model import FrozenModel
+from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.isolation.sandbox_probe import Settings
 from pytest_obelize_bench.tool.info import ToolInfo
@@ -30,6 +31,8 @@ class RoundContext(FrozenModel):
     fixtures_dir: str
     results_dir: str
     work_root: str
+    #: ``--bench-env-templates``: template environments kept outside the work root (None: inside it)
+    env_templates: str | None = None
     repo_cache: str | None = None
     interpreter_policy: Literal["exact", "minor"] = "exact"
     python_search: tuple[str, ...] = ()
@@ -60,6 +63,11 @@ class RoundContext(FrozenModel):
     @property
     def round_label(self) -> str:
         return "fixtures" if self.mode == "fixtures" else f"round-{self.round}"
+
+    @property
+    def templates_dir(self) -> Path:
+        """Where the template environments are: shared by every work root that names the same folder."""
+        return Path(self.env_templates) if self.env_templates else Path(self.work_root) / TEMPLATES_DIR
 
     @property
     def round_results(self) -> Path:

@@ -77,6 +77,7 @@ def sandbox_for_case(
         project_root=context.project_root,
         results=context.results_dir,
         work_root=context.work_root,
+        templates=context.templates_dir,
         tool_python=None if tool is None else tool.python,
         tool_checkout=None if tool is None else tool.checkout,
     )

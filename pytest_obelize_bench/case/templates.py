@@ -146,10 +146,11 @@ class Template:
 
 
 class Templates:
-    """The templates of a work root, one folder per key under ``<work>/env-templates``."""
+    """The templates in ``root`` (``<work>/env-templates`` unless ``--bench-env-templates``), one
+    folder per key; several work roots may share them, as each key names its uv cache."""
 
-    def __init__(self, work_root: Path) -> None:
-        self.root = Path(work_root) / TEMPLATES_DIR
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
 
     def folder(self, key: str) -> Path:
         if not _KEY.fullmatch(key):

@@ -36,7 +36,7 @@ def template_for(run: CaseRun, used: str) -> Template | None:
     run.env_template = environment_key_of(run, [f"{legacy}=={case.from_version}"], used=used)
     if run.env_template is None:
         return None
-    return Templates(Path(run.context.work_root)).find(run.env_template)
+    return Templates(run.context.templates_dir).find(run.env_template)
 
 
 def take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
@@ -79,7 +79,7 @@ def published(run: CaseRun, install: Callable[[], str]) -> str:
         if key is None:
             run.env_view = "installed"
             return
-        made = Templates(Path(run.context.work_root)).publish(key, run.checkout / ".venv", run.venv())
+        made = Templates(run.context.templates_dir).publish(key, run.checkout / ".venv", run.venv())
         run.env_view = "built" if made else "installed"
 
     return then_published(install, publish)
@@ -106,7 +106,7 @@ def unwritten_template(run: CaseRun) -> Template | None:
     bytecode caches into its venv, which are dropped); None for any other case."""
     if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
         return None
-    base = Templates(Path(run.context.work_root)).find(run.env_template)
+    base = Templates(run.context.templates_dir).find(run.env_template)
     if base is None or base.base is not None or not drop_caches(run.sandbox.layout.venv_upper):
         return None
     return base
@@ -135,7 +135,7 @@ def unwritten_copy(run: CaseRun) -> Template | None:
     from it: ``copy_layer.changes``); None for any other case."""
     if run.env_view != "copy" or run.env_template is None:
         return None
-    base = Templates(Path(run.context.work_root)).find(run.env_template)
+    base = Templates(run.context.templates_dir).find(run.env_template)
     if base is None or base.base is not None or not changes(run.checkout / ".venv", base.venv).empty:
         return None
     return base
@@ -181,7 +181,7 @@ def _new_sdk_layered(
     key = environment_key_of(run, [*before, f"{distribution}=={version}"])
     if key is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
-    templates = Templates(Path(run.context.work_root))
+    templates = Templates(run.context.templates_dir)
     run.env_template_after = key
     found = templates.find(key)
     if found is not None and found.base == base.key and found.form == form and found.delta is not None:

@@ -143,6 +143,7 @@ def _harness_paths(ctx: ComparisonContext) -> HarnessPaths:
         project_root=ctx.project_root,
         results=ctx.results_dir,
         work_root=ctx.work_root,
+        templates=ctx.round_context.templates_dir,
         tool_python=tool.python,
         tool_checkout=tool.checkout,
     )

@@ -227,6 +227,8 @@ class HarnessPaths:
     results: Path
     work_root: Path
     package: Path
+    #: the template environments, when kept outside the work root (``--bench-env-templates``)
+    templates: Path | None = None
     interpreters: tuple[Path, ...] = ()
     programs: tuple[Path, ...] = ()
     extra: tuple[Path, ...] = field(default_factory=tuple)
@@ -237,6 +239,7 @@ def harness_paths(
     project_root: str,
     results: str,
     work_root: str,
+    templates: str | Path | None = None,
     tool_python: str | None = None,
     tool_checkout: str | None = None,
     environ: Mapping[str, str] = os.environ,
@@ -269,6 +272,7 @@ def harness_paths(
         project_root=_real(project_root),
         results=_real(results),
         work_root=_real(work_root),
+        templates=_real(templates) if templates else None,
         package=_real(Path(__file__).parent.parent),
         interpreters=tuple(unique_by_depth(_real(p) for p in interpreters)),
         programs=(_real(uv_binary()),),
@@ -293,6 +297,8 @@ def case_layout(
     if uv_cache and not env.get("UV_CACHE_DIR"):
         caches.append(Path(uv_cache))
     hidden = [paths.project_root, paths.results, paths.work_root, *(Path(p) for p in SYSTEM_HIDDEN)]
+    if paths.templates is not None:  # mounted under a case's venv as its view, never seen whole
+        hidden.append(paths.templates)
     if paths.real_home is not None:
         hidden.append(paths.real_home)
     return CaseLayout(

@@ -66,6 +66,11 @@ def _round_options(group: pytest.OptionGroup) -> None:
         help="work root for checkouts and logs (default: <system temp>/obelize-bench-<uid>)",
     )
     group.addoption(
+        "--bench-env-templates",
+        metavar="DIR",
+        help="keep template environments in DIR; several work roots may share it (default: <work>/env-templates)",
+    )
+    group.addoption(
         "--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them"
     )
     group.addoption(

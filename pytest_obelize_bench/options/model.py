@@ -48,6 +48,7 @@ class BenchOptions:
     fail_on: frozenset[str]
     #: absolute (``~`` expanded, relative to where the session started), or None when not given
     work: str | None
+    env_templates: str | None
     repo_cache: str | None
     interpreter: Literal["exact", "minor"]
     python_path: tuple[str, ...]

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import default_uv_cache, exclude_newer_now, validate_exclude_newer
+from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from pytest_obelize_bench.casefile.cases import (
     Case,
     CaseFile,
@@ -103,6 +104,12 @@ def build_context(
     base_root = Path(work_option) if work_option else default_work_root()  # absolute already (options)
     work_root = base_root / work_below if work_below else base_root
     cache_option = options.repo_cache
+    templates = Path(options.env_templates) if options.env_templates else base_root / TEMPLATES_DIR
+    if not collect_only:  # made now, so the sandbox hides it from a case's first step on
+        try:
+            templates.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise pytest.UsageError(f"--bench-env-templates: cannot make {templates}: {exc.strerror}") from None
     exclude = options.exclude_newer
     try:
         exclude_newer = validate_exclude_newer(exclude) if exclude else exclude_newer_now()
@@ -139,6 +146,8 @@ def build_context(
         fixtures_dir=str(option_path(config, options.fixtures, rootdir)),
         results_dir=str(option_path(config, options.results, rootdir)),
         work_root=str(work_root),
+        # The round's and the comparison's suites share the base work root's templates.
+        env_templates=str(templates),
         repo_cache=cache_option,
         interpreter_policy=options.interpreter,
         python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),

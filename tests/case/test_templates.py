@@ -49,7 +49,7 @@ def runner_for(root: Path, case: str) -> StepRunner:
 
 
 def test_a_template_is_published_once_and_found_by_its_key(tmp_path: Path) -> None:
-    templates = Templates(tmp_path / "work")
+    templates = Templates(tmp_path / "work" / TEMPLATES_DIR)
     assert templates.find(KEY) is None
     built = a_venv(tmp_path / "case-1" / ".venv")
     assert templates.publish(KEY, built, HERE) is True
@@ -66,7 +66,7 @@ def test_a_template_is_published_once_and_found_by_its_key(tmp_path: Path) -> No
 
 
 def test_a_template_without_a_readable_manifest_is_not_a_template(tmp_path: Path) -> None:
-    templates = Templates(tmp_path)
+    templates = Templates(tmp_path / TEMPLATES_DIR)
     assert templates.publish(KEY, a_venv(tmp_path / "v"), HERE)
     (templates.folder(KEY) / "template.json").write_text("{not json")
     assert templates.find(KEY) is None
@@ -75,7 +75,7 @@ def test_a_template_without_a_readable_manifest_is_not_a_template(tmp_path: Path
 
 
 def test_a_write_to_one_copy_reaches_no_other_case_nor_the_template(tmp_path: Path) -> None:
-    templates = Templates(tmp_path / "work")
+    templates = Templates(tmp_path / "work" / TEMPLATES_DIR)
     templates.publish(KEY, a_venv(tmp_path / "built" / ".venv"), HERE)
     template = templates.find(KEY)
     assert template is not None

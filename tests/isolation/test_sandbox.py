@@ -241,9 +241,34 @@ def test_a_case_layout_hides_the_harness_and_keeps_its_interpreters(tmp_path: Pa
         offline=False,
     )
     assert {tmp_path / "project", tmp_path / "work", tmp_path / "real-home", Path("/run")} <= set(made.hidden)
+    assert paths.templates is None  # inside the work root, hidden with it
     assert set(made.caches) == {tmp_path / "pip", tmp_path / "work" / "uv-cache"}
     assert Path(os.path.realpath(sys.base_prefix)) in made.read_only
     assert Path(sys.prefix).resolve() in made.read_only
+
+
+def test_templates_kept_outside_the_work_root_are_hidden_too(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "shared")
+    paths = harness_paths(
+        project_root=str(tmp_path / "project"),
+        results=str(tmp_path / "project" / "results"),
+        work_root=str(tmp_path / "work"),
+        templates=tmp_path / "link",
+        environ={},
+    )
+    made = case_layout(
+        paths,
+        checkout=tmp_path / "work" / "r" / "c",
+        home=tmp_path / "work" / "home" / "r" / "c",
+        tmp=tmp_path / "work" / "tmp" / "r" / "c",
+        junit=tmp_path / "work" / "r" / "c.logs" / "junit",
+        env={},
+        uv_cache=None,
+        suites_network=False,
+        offline=False,
+    )
+    assert tmp_path / "shared" in made.hidden  # by its real path, which is what a case could reach
 
 
 def test_none_never_probes() -> None:

@@ -133,7 +133,11 @@ def test_folder_options_are_absolute_once_with_home_expanded(tmp_path: Any, monk
     """``--bench-repo-cache=~/repos`` is the home's folder for every part of the harness, never ``./~``."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
-    options = build_options(given(("--bench-repo-cache", "~/repos"), ("--bench-work", "work")))
+    options = build_options(
+        given(("--bench-repo-cache", "~/repos"), ("--bench-work", "work"), ("--bench-env-templates", "~/templates"))
+    )
     assert options.repo_cache == str(tmp_path / "home" / "repos")
     assert options.work == str(tmp_path / "work")
-    assert build_options(given()).repo_cache is None and not (tmp_path / "~").exists()
+    assert options.env_templates == str(tmp_path / "home" / "templates")
+    none_given = build_options(given())
+    assert none_given.repo_cache is None and none_given.env_templates is None and not (tmp_path / "~").exists()

@@ -6,8 +6,9 @@ Each view gets its own rounds over six local repositories (real git, real uv): `
 that build a template; the template trees are hashed; the second round runs the cases that view
 them, one of which writes all over its environment, and two of which build then lay over their view
 the template of the new SDK installed over the legacy one (mounted under the overlay, applied to a
-copy); the trees are hashed again.  Later
-runs of one case meet a template that was tampered with.
+copy); the trees are hashed again.  The templates folder lies outside the work root
+(``--bench-env-templates``); a round in another work root naming it views its templates, and the
+sandbox hides it from the suites.  Later runs of one case meet a template that was tampered with.
 """
 
 from __future__ import annotations
@@ -32,10 +33,14 @@ CUTOFF = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 SDK_METADATA = "google_generativeai-0.8.6.dist-info/METADATA"
 #: The suite of ``p2``: it writes into its own environment every way it can, and fails unless each
 #: write worked.  ``THROUGH_CACHE``: it also tries to write an SDK file, a symlink into the shared
-#: uv cache, which the sandbox keeps read-only (never tried without it: the cache is the tests' own).
+#: uv cache, which the sandbox keeps read-only (never tried without it: the cache is the tests' own),
+#: and fails if it sees more of the templates folder than its own template's venv (a folder outside the
+#: work root and under /tmp here: the sandbox's empty /tmp covers it too; the layout test shows it hidden
+#: wherever it is).
 LEAK = """\
 import os, pathlib, sys, sysconfig
 THROUGH_CACHE = {through_cache}
+TEMPLATES = pathlib.Path({templates!r})
 prefix = pathlib.Path(sys.prefix)
 site = pathlib.Path(sysconfig.get_paths()["purelib"])
 (prefix / "leaked-by-p2.txt").write_text("p2")
@@ -44,6 +49,9 @@ with open(prefix / "pyvenv.cfg", "a") as handle:
 (site / "leaked_by_p2.py").write_text("WHO = 'p2'\\n")
 (site / "{metadata}").unlink(missing_ok=True)
 if THROUGH_CACHE:
+    # Of the templates folder, only the venv its view runs on (read-only): no other template.
+    seen = sorted(TEMPLATES.iterdir()) if TEMPLATES.exists() else []
+    assert len(seen) <= 1 and all(os.listdir(key) == ["venv"] for key in seen), "the templates are visible"
     sdk = site / "google" / "generativeai" / "__init__.py"
     assert sdk.is_symlink(), "the SDK is no longer linked into the uv cache"
     try:
@@ -104,6 +112,11 @@ class Rounds:
     def work(self) -> Path:
         return self.root / "work"
 
+    @property
+    def folder(self) -> Path:
+        """Outside the work root, as ``--bench-env-templates`` allows: hidden from a case all the same."""
+        return self.root / "templates"
+
     def run(self, results: str, owners: tuple[str, ...], *extra: str) -> dict[str, dict[str, Any]]:
         """Run ``owners``' cases of the case file into ``results``; their records."""
         done = run_pytest(
@@ -113,6 +126,7 @@ class Rounds:
             "--bench-interpreter=minor",
             f"--exclude-newer={CUTOFF}",
             f"--bench-work={self.work}",
+            f"--bench-env-templates={self.folder}",  # not the suite run's: it watches them built
             f"--bench-results={self.root / results}",
             "-q",
             "-k",
@@ -130,7 +144,7 @@ class Rounds:
         """Every template's tree, by key, as ``tree_digest`` sees it (an installed one's: its delta)."""
         return {
             folder.name: tree_digest(folder / "venv" if (folder / "venv").is_dir() else folder / "delta")
-            for folder in sorted((self.work / TEMPLATES_DIR).iterdir())
+            for folder in sorted(self.folder.iterdir())
         }
 
 
@@ -158,7 +172,7 @@ def _templated(view: str, root: Path, request: pytest.FixtureRequest) -> Templat
         made = Rounds(view, root, ("--bench-sandbox=bwrap",), {"PATH": path_with(program)})
     else:
         made = Rounds(view, root, ("--bench-sandbox=none",), {})
-    leak = LEAK.format(through_cache=view == "overlay", metadata=SDK_METADATA)
+    leak = LEAK.format(through_cache=view == "overlay", metadata=SDK_METADATA, templates=str(made.folder))
     cases = [
         _row(made.root, "p1"),
         _row(made.root, "p2", {"leak.py": leak}, test_cmd="python leak.py", has_test_files=True),
@@ -186,6 +200,7 @@ def test_a_template_is_built_once_viewed_by_later_cases_and_never_leaked_into(
     first_builds_next_ones_view(templated)
     a_write_reaches_no_other_case_nor_the_template(templated)
     a_changed_requirements_file_builds_a_new_template(templated)
+    another_work_root_naming_the_folder_views_its_templates(templated)
     the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated)
     a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated)
 
@@ -242,6 +257,17 @@ def a_changed_requirements_file_builds_a_new_template(templated: Templated) -> N
     assert all(templated.records[f"{o}__trap-vertex"]["error"] is None for o in ("r1", "r2", "r3"))
 
 
+def another_work_root_naming_the_folder_views_its_templates(templated: Templated) -> None:
+    """A round in a work root of its own, naming the same templates folder, builds nothing."""
+    other = templated.rounds.root / "other-work"
+    record = templated.rounds.run("results-other-work", ("p1",), f"--bench-work={other}")["p1__trap-vertex"]
+    assert record["error"] is None, record["error"]
+    assert record["provenance"]["env_view"] == templated.rounds.view
+    assert record["provenance"]["env_template"] == templated.provenance("p1")["env_template"]
+    assert "install-from" not in {step["name"] for step in record["steps"]}
+    assert not (other / TEMPLATES_DIR).exists()
+
+
 def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: Templated) -> None:
     """p3's baseline wrote nothing in its venv: its install of the new SDK became the installed
     template p4 laid over its view instead of installing (mounted under the overlay, applied to
@@ -259,7 +285,7 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
     assert key and key not in templated.before and "install-to" in steps["p3"]
     assert p4["env_template_after"] == key and "install-to" not in steps["p4"]
     assert r2["env_template_after"] not in (None, key) and "install-to" in steps["r2"]  # first of its key
-    delta = templated.rounds.work / TEMPLATES_DIR / key / "delta"
+    delta = templated.rounds.folder / key / "delta"
     assert list(delta.glob("lib/python*/site-packages/google_genai-*.dist-info"))
     assert not list(delta.rglob("*.pyc")) and not list(delta.rglob("written_after_by_p4.py"))
     work = templated.rounds.work / "round-2"
@@ -286,7 +312,7 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
 def a_wrong_version_in_a_reused_template_is_still_a_version_mismatch(templated: Templated) -> None:
     """Last: it tampers with a template."""
     key = templated.provenance("p1")["env_template"]
-    venv = templated.rounds.work / TEMPLATES_DIR / key / "venv"
+    venv = templated.rounds.folder / key / "venv"
     (metadata,) = venv.glob(f"lib/python*/site-packages/{SDK_METADATA}")
     text = metadata.read_text(encoding="utf-8").replace("Version: 0.8.6", "Version: 0.8.5", 1)
     metadata.unlink()  # a link into the uv cache: replaced, never written through

@@ -48,26 +48,27 @@ OWN = {"project_root": "/worker/clone", "cases_path": "/worker/clone/cases/cases
 
 
 def test_a_worker_that_sees_the_session_marker_keeps_the_controllers_paths(tmp_path: Path) -> None:
-    context = context_at(tmp_path, work_token=write_session_marker(tmp_path))
+    context = context_at(tmp_path, work_token=write_session_marker(tmp_path), env_templates=str(tmp_path / "shared"))
     assert shares_controller_paths(context)
     local = localize(context, workerid="gw0", own=OWN, environ={}, host="box")
     assert local == context.model_copy(update={"worker": "gw0@box"})
-    assert not local.remote
+    assert not local.remote and local.templates_dir == tmp_path / "shared"
 
 
 @pytest.mark.parametrize("token", [None, "", "0" * 32, "../../etc"])
 def test_without_the_marker_a_worker_derives_its_own_paths(tmp_path: Path, token: str | None) -> None:
     write_session_marker(tmp_path)  # another session's marker does not count
-    context = context_at(tmp_path / "controller", work_token=token)
+    context = context_at(tmp_path / "controller", work_token=token, env_templates="/controller/templates")
     assert not shares_controller_paths(context)
     own = tmp_path / "worker"
     environ = {WORK_ENV: str(own), REPO_CACHE_ENV: str(tmp_path / "bare")}
     remote = localize(context, workerid="gw3", own=OWN, environ=environ, host="box")
     assert remote.remote and remote.worker == "gw3@box" and remote.refusal is None
-    assert (remote.work_root, remote.uv_cache, remote.repo_cache) == (
+    assert (remote.work_root, remote.uv_cache, remote.repo_cache, remote.templates_dir) == (
         str(own),
         str(own / "uv-cache"),
         str(tmp_path / "bare"),
+        own / "env-templates",  # the controller's folder is not this machine's
     )
     assert (remote.project_root, remote.cases_path) == ("/worker/clone", "/worker/clone/cases/cases.yaml")
     assert remote.results_dir == context.results_dir  # not in ``own``: left as it was
