@@ -23,7 +23,7 @@ import pytest
 from pytest_obelize_bench.isolation.sandbox import Probe
 from pytest_obelize_bench.options.read import options_of
 from tests.helpers.groups import WORKERINPUT_KEY, shared_fixture_groups, shared_fixture_scheduling, write_groups
-from tests.helpers.rounds import INNER_ADDOPTS, shared_uv_cache
+from tests.helpers.rounds import inner_addopts, share_templates, shared_uv_cache
 from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
@@ -75,15 +75,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(config.stash[GROUPS_FILE].parent, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _test_rounds_share_templates(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> None:
+    """One templates folder for the test rounds of this suite run, beside the workers' temporary
+    folders (xdist gives each worker ``<run>/popen-gwN``), removed with them."""
+    base = tmp_path_factory.getbasetemp()
+    share_templates((base.parent if hasattr(pytestconfig, "workerinput") else base) / "env-templates")
+
+
 @pytest.fixture(autouse=True)
 def _inner_runs_in_order(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pytest run inside a test keeps its items in file order, whatever order the outer run uses.
 
-    It also keeps its bytecode and goes without hypothesis, as ``rounds.inner_environment`` says why.
+    It also keeps its bytecode and goes without hypothesis, as ``rounds.inner_environment`` says why,
+    and a round in it shares the suite run's cutoff and templates (``rounds.inner_addopts``).
     """
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
-        monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+        monkeypatch.setenv("PYTEST_ADDOPTS", inner_addopts())
         monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
 
 

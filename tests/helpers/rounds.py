@@ -156,19 +156,42 @@ NOT_INHERITED = ("PYTEST_", "GEMINI", "GITHUB", "PYTHONDONTWRITEBYTECODE")
 #: run uses, and without hypothesis's plugin, which no inner run uses and which imports all of
 #: hypothesis in every process it loads into (a quarter of a second each, hundreds of processes).
 INNER_ADDOPTS = "-p no:randomly -p no:hypothesispytest"
+#: The cutoff of every test round that names none. Rounds at "now" would each resolve at their own
+#: moment, so each would key, and build, its own template environments; at one cutoff, the test
+#: rounds of a suite run share them (``share_templates``).
+TEST_CUTOFF = "2026-12-01T00:00:00Z"
+#: The templates folder every test round of this suite run uses unless it names its own.
+_SHARED_TEMPLATES: list[Path] = []
+
+
+def share_templates(folder: Path) -> None:
+    """Make ``folder`` the template environments of every later test round (the root conftest does)."""
+    _SHARED_TEMPLATES[:] = [folder]
+
+
+def inner_addopts() -> str:
+    """The options every inner pytest run gets: ``INNER_ADDOPTS``, and for a round, the suite run's
+    cutoff and templates; a test that watches templates being built names its own folder after them.
+
+    One key per install across the suite's rounds, built once by whichever round needs it first
+    instead of once by every round: about a sixth of the suite's time (``docs/explanation/performance.md``).
+    """
+    options = [INNER_ADDOPTS, f"--exclude-newer={TEST_CUTOFF}"]
+    options += [f"--bench-env-templates={folder}" for folder in _SHARED_TEMPLATES]
+    return " ".join(options)
 
 
 def inner_environment() -> dict[str, str]:
     """The environment of a harness run inside a test: the test's own, less what must not reach it.
 
-    Not the outer run's pytest options (``INNER_ADDOPTS`` instead), nor credentials of the services
+    Not the outer run's pytest options (``inner_addopts()`` instead), nor credentials of the services
     the rounds stand in for. Nor ``PYTHONDONTWRITEBYTECODE``: a shell that sets it made each of the
     suite's hundreds of inner runs compile the harness, and rewrite the asserts of every pytest
     plugin, from source again; an inner run keeps its bytecode in ``__pycache__`` as Python does
     by default. A case's own steps still write none: the harness sets that for them itself.
     """
     environ = {k: v for k, v in os.environ.items() if not k.startswith(NOT_INHERITED)}
-    environ["PYTEST_ADDOPTS"] = INNER_ADDOPTS
+    environ["PYTEST_ADDOPTS"] = inner_addopts()
     environ["UV_CACHE_DIR"] = str(shared_uv_cache())
     return environ
 

@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers.groups import shared_fixture_groups, write_groups
 from tests.helpers.project import PROJECT
+from tests.helpers.rounds import INNER_ADDOPTS
 
 MODULE = """
 import pytest
@@ -76,8 +77,9 @@ def test_tests_sharing_a_module_fixture_directly_or_not_are_one_group(pytester: 
 
 
 def test_the_tests_of_two_modules_sharing_a_folder_conftest_session_fixture_are_one_group(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)  # without the plugin, a round's options are unknown
     folder = pytester.mkdir("plugin")
     (folder / "conftest.py").write_text(
         "import pytest\n\n@pytest.fixture(scope='session')\ndef serial_round():\n    return 1\n", encoding="utf-8"
