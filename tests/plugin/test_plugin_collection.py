@@ -328,3 +328,16 @@ def test_unknown_gate_tier_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--bench-round=2", "--bench-fail-on=wrong,bogus", "--bench-allow-dirty", "-k", "nothing")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bench-fail-on: unknown tier(s) bogus*"])
+
+
+def test_a_templates_folder_that_cannot_be_made_is_one_usage_line(project: pytest.Pytester) -> None:
+    """Before any case runs: the folder is made when the session starts, so the sandbox hides it."""
+    taken = project.path / "taken"
+    taken.write_text("a file, not a folder\n", encoding="utf-8")
+    result = project.runpytest(
+        "--bench-round=2", "--bench-allow-dirty", f"--bench-env-templates={taken}", "--bench-work=work", "-k", "nothing"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    lines = [line for line in result.errlines if "--bench-env-templates" in line]
+    assert len(lines) == 1 and f"cannot make {taken}" in lines[0], result.errlines
+    assert "Traceback" not in "\n".join(result.errlines)
