@@ -22,6 +22,9 @@ def serial_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpro
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
         f"--bench-work={root / 'work'}",
+        # Its own templates, not the suite run's: its first case builds one, so its record holds
+        # every step of the protocol whatever ran before it (test_round.py reads them in order).
+        f"--bench-env-templates={root / 'work' / 'env-templates'}",
         f"--junitxml={root / 'junit.xml'}",
         "-v",
         "-rT",
