@@ -31,7 +31,8 @@ class RoundContext(FrozenModel):
     fixtures_dir: str
     results_dir: str
     work_root: str
-    #: ``--bench-env-templates``: template environments kept outside the work root (None: inside it)
+    #: the template environments' folder, set by the session (``--bench-env-templates``, else the base
+    #: work root's ``env-templates``); None: ``<work_root>/env-templates``
     env_templates: str | None = None
     repo_cache: str | None = None
     interpreter_policy: Literal["exact", "minor"] = "exact"

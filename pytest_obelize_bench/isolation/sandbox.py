@@ -227,7 +227,7 @@ class HarnessPaths:
     results: Path
     work_root: Path
     package: Path
-    #: the template environments, when kept outside the work root (``--bench-env-templates``)
+    #: the template environments' folder, which ``--bench-env-templates`` may put outside the work root
     templates: Path | None = None
     interpreters: tuple[Path, ...] = ()
     programs: tuple[Path, ...] = ()
