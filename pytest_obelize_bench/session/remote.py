@@ -19,7 +19,6 @@ from pathlib import Path
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import default_uv_cache
-from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from pytest_obelize_bench.isolation.workspace import default_work_root, remove_checkout
 from pytest_obelize_bench.tool.info import ToolError, ToolInfo
 from pytest_obelize_bench.tool.venv import resolve_tool
@@ -157,7 +156,7 @@ def localize(
             "remote": True,
             "refusal": refusal,
             "work_root": str(work_root),
-            "env_templates": str(work_root / TEMPLATES_DIR),
+            "env_templates": None,  # the controller's folder is not this machine's: its own work root's
             "uv_cache": str(default_uv_cache(work_root, environ)),
             "repo_cache": str(Path(cache).expanduser().resolve()) if cache else None,
             "tool": tool if refusal is None else context.tool,
