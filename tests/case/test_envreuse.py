@@ -14,7 +14,6 @@ from pytest_obelize_bench.case.envreuse import (
     environment_key,
     installed_versions,
 )
-from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 
@@ -231,7 +230,7 @@ def test_a_reused_environment_still_fails_version_mismatch(tmp_path: Path) -> No
         "--bench-allow-dirty",
         "--bench-interpreter=minor",
         f"--bench-work={tmp_path / 'work'}",
-        f"--bench-env-templates={tmp_path / 'work' / TEMPLATES_DIR}",  # its own: its first case builds one
+        rounds.own_templates(tmp_path / "work"),  # its first case builds one
     )
     records = rounds.read_records(rounds.only_run(project / "results" / "round-2"))
     assert records, done.stdout[-3000:] + done.stderr[-2000:]

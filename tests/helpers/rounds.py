@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from pytest_obelize_bench.casefile.cases import load_fixture
 from tests.helpers.gitrepo import GitRepo, make_repo
 from tests.helpers.project import PROJECT
@@ -167,6 +168,12 @@ _SHARED_TEMPLATES: list[Path] = []
 def share_templates(folder: Path) -> None:
     """Make ``folder`` the template environments of every later test round (the root conftest does)."""
     _SHARED_TEMPLATES[:] = [folder]
+
+
+def own_templates(work: Path) -> str:
+    """The option that gives a round the templates of its own work root, not the suite run's: for
+    a test whose round must build them (one that watches a template made, or fills its work root)."""
+    return f"--bench-env-templates={work / TEMPLATES_DIR}"
 
 
 def inner_addopts() -> str:

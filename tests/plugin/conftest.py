@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import rounds
 from tests.helpers.round_project import build_project
 from tests.helpers.rounds import run_pytest
 
@@ -24,7 +25,7 @@ def serial_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpro
         f"--bench-work={root / 'work'}",
         # Its own templates, not the suite run's: its first case builds one, so its record holds
         # every step of the protocol whatever ran before it (test_round.py reads them in order).
-        f"--bench-env-templates={root / 'work' / 'env-templates'}",
+        rounds.own_templates(root / "work"),
         f"--junitxml={root / 'junit.xml'}",
         "-v",
         "-rT",

@@ -58,8 +58,8 @@ def test_a_full_work_root_gives_disk_full_records_and_a_finished_round(tmp_path:
     work = tiny_tmpfs(tmp_path / "work", "3m")
     # The preflight's disk check would stop this round before it starts: skip it to fill the disk.
     # Its templates too: a case that viewed one built elsewhere would write too little to fill it.
-    own_templates = f"--bench-env-templates={work / 'env-templates'}"
-    done = rounds.run_pytest(project, *COMMON, f"--bench-work={work}", own_templates, "--bench-no-preflight")
+    own = rounds.own_templates(work)
+    done = rounds.run_pytest(project, *COMMON, f"--bench-work={work}", own, "--bench-no-preflight")
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     [run] = rounds.run_folders(project / "results" / "round-2")

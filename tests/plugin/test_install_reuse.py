@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from tests.helpers import rounds
 from tests.helpers.rounds import run_pytest
 
@@ -58,7 +57,7 @@ def _round(root: Path, results: str, row: dict[str, Any], packaged: dict[str, An
         "--bench-sandbox=none",
         f"--exclude-newer={CUTOFF}",
         f"--bench-work={root / 'work'}",
-        f"--bench-env-templates={root / 'work' / TEMPLATES_DIR}",  # its own: it watches them built
+        rounds.own_templates(root / "work"),  # it watches them built
         f"--bench-results={root / results}",
         "-q",
     )
