@@ -46,6 +46,8 @@ from pytest_obelize_bench.grading.record import Record, comparable, differences
 from pytest_obelize_bench.isolation.executor import Executor, OfflineExecutor
 from pytest_obelize_bench.isolation.policy import Step
 
+#: Set for every step of a fixture: pytest loads no plugin from an entry point, only those ``-p`` names.
+FIXTURE_SUITE_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 #: Left out of a fixture's copy: caches and any evidence folder a previous run left behind.
 FIXTURE_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".obelize", "*.pyc")
 
@@ -57,7 +59,10 @@ class FixtureCase:
     offline: bool = True
 
     def step_variables(self, context: RoundContext) -> dict[str, str]:
-        return {}
+        """A fixture's suite runs on the harness's own interpreter, whose pytest plugins (this
+        plugin, xdist, randomly, hypothesis) a case's venv would not have: none of them is loaded,
+        so the suite runs in its written order and pays no import of the harness."""
+        return {FIXTURE_SUITE_AUTOLOAD: "1"}
 
     def wrap(self, executor: Executor) -> Executor:
         return OfflineExecutor(executor)

@@ -141,3 +141,21 @@ def test_the_offline_pass_runs_no_other_program(project: pytest.Pytester) -> Non
     )
     assert expected["error"]["reason"] == "program_refused"
     assert "git" in expected["error"]["detail"]
+
+
+#: Appended to the clean fixture's conftest: its suite fails to start if a plugin of the harness's
+#: interpreter was loaded into it (a case's own venv has none of them).
+NO_HARNESS_PLUGIN = """
+_HARNESS = ("pytest_obelize_bench", "pytest_randomly", "xdist", "hypothesis")
+assert not [name for name in _HARNESS if name in sys.modules], sorted(set(_HARNESS) & set(sys.modules))
+"""
+
+
+def test_a_fixture_suite_loads_none_of_the_harness_plugins(project: pytest.Pytester) -> None:
+    """The suites run on the harness's interpreter, where this plugin, xdist, randomly and
+    hypothesis are installed: none of them may reach a fixture's suite (order, seeds, imports)."""
+    conftest = project.path / "cases" / "fixtures" / "clean" / "repo" / "tests" / "conftest.py"
+    conftest.write_text(conftest.read_text(encoding="utf-8") + NO_HARNESS_PLUGIN, encoding="utf-8")
+    result = run(project, "-k", "clean", "-rT")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["verified_success (1): clean"])
