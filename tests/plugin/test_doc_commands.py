@@ -2,11 +2,11 @@
 
 Each command a page shows either runs here as pasted and exits 0, or is named below with the
 reason it cannot (it needs the network or a real repository, names a placeholder the reader fills
-in, starts a server, rewrites a published document, or is this suite itself), so a new command on
-any page is either run or consciously left out, and a recipe that stops working fails CI.
-Running them takes a couple of minutes (the fixtures pass and the dry run's fixture frame are
-among them), so that test is marked ``tutorial`` and runs only when asked for with ``-m
-tutorial``, as ``.ci/run`` does; the parsing test runs everywhere. The promotion recipe, which
+in, starts a server, rewrites a published document, is this suite itself, or is a line of
+``.ci/run`` as pasted, which runs it anyway), so a new command on any page is either run or
+consciously left out, and a recipe that stops working fails CI. Running them takes about a minute
+(the dry run's fixture frame is among them), so that test is marked ``tutorial`` and runs only
+when asked for with ``-m tutorial``, as ``.ci/run`` does; the parsing tests run everywhere. The promotion recipe, which
 needs two real rounds, has a test of its own (``test_promotion_recipe.py``).
 """
 
@@ -30,6 +30,8 @@ PAGES = [
 ]
 SETUP = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
 ROUND = ".venv/bin/pytest --bench-round=2 -n 8 --bench-interpreter=minor"
+FIXTURES_PASS = ".venv/bin/python -m pytest --fixtures-only"
+CI_RUNS_IT = ".ci/run runs it as pasted, a line of its own"
 PLACEHOLDER = "names a placeholder (RUN, PATH_OR_PIN, FRAME.yaml, SNAPSHOTS, a host) the reader fills in"
 
 #: The commands not run here, each with the reason; matched by their start.
@@ -37,6 +39,7 @@ NOT_RUN: dict[str, str] = {
     SETUP: "the set-up itself: PyPI",
     ".venv/bin/python -m pytest -n auto": "this suite itself",
     ".venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy": ".ci/run runs each of them",
+    FIXTURES_PASS + "\n": CI_RUNS_IT,
     ROUND: "a real round: the repositories on GitHub",
     ".venv/bin/pytest --bench-round=2 --bench-repeat": "a real round: the repositories on GitHub",
     ".venv/bin/obelize-bench gate ": PLACEHOLDER + "; test_promotion_recipe.py runs it",
@@ -91,7 +94,7 @@ def test_every_page_is_read_and_every_command_not_run_is_still_shown() -> None:
         assert any((command + "\n").startswith(start) or command == start for command in shown), (
             f"{start!r} is named as not run but no page shows it any more"
         )
-    assert ".venv/bin/python -m pytest --fixtures-only" in offline_commands()
+    assert FIXTURES_PASS not in offline_commands() and why_not_run(FIXTURES_PASS) == CI_RUNS_IT
     assert ".venv/bin/obelize-bench comparison check --round 1" in offline_commands()
     assert shell_commands("```sh\na \\\n  b   # why\n# note\n```\n```text\nc\n```\n") == ["a    b"]
 
@@ -110,3 +113,12 @@ def test_an_offline_command_runs_as_pasted(command: str, tmp_path: Path) -> None
     assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     after = subprocess.run(["git", "status", "--porcelain"], cwd=PROJECT, capture_output=True, text=True, check=False)
     assert after.stdout == before.stdout, f"{command} changed the project's files"
+
+
+def test_what_is_left_to_ci_is_a_line_of_ci_run_as_pasted() -> None:
+    """A command left out because ``.ci/run`` runs it must be there, word for word, on a line of its own."""
+    lines = (PROJECT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    left = [start.strip() for start, why in NOT_RUN.items() if why == CI_RUNS_IT]
+    assert left, "no command is left to .ci/run"
+    for command in left:
+        assert any(line.endswith(f" {command}") for line in lines), f"{command!r} ends no line of .ci/run"
