@@ -33,8 +33,8 @@ from pytest_obelize_bench.isolation.process_group import (
     Pump,
     group_answers_signal,
     group_has_live_member,
-    has_exited,
     signal_group,
+    wait_for_exit,
     wait_until,
 )
 
@@ -267,7 +267,7 @@ class ProcessExecutor:
             return group_answers_signal(pgid)
 
         try:
-            exited = wait_until(lambda: has_exited(proc.pid), start + max(0.0, timeout))
+            exited = wait_for_exit(proc.pid, start + max(0.0, timeout))
             duration = round(time.monotonic() - start, 3)
             timed_out = not exited
             if group_alive():

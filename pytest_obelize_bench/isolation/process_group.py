@@ -110,6 +110,29 @@ def has_exited(pid: int) -> bool:
         return True
 
 
+def wait_for_exit(pid: int, deadline: float) -> bool:
+    """Whether ``pid`` exited by ``deadline``, without reaping it.
+
+    Woken by the kernel through a pidfd where there is one (Linux 5.3 and newer), so a step's end
+    is seen when it happens rather than at the next tick of a poll; polled otherwise.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd here, or the pid is gone already
+        return wait_until(lambda: has_exited(pid), deadline)
+    try:
+        watch = select.poll()
+        watch.register(pidfd, select.POLLIN)
+        while not has_exited(pid):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            watch.poll(max(1, min(remaining, 60.0) * 1000))
+        return True
+    finally:
+        os.close(pidfd)
+
+
 def wait_until(predicate: Callable[[], bool], deadline: float) -> bool:
     delay = 0.001
     while True:
@@ -130,5 +153,6 @@ __all__ = [
     "group_has_live_member",
     "has_exited",
     "signal_group",
+    "wait_for_exit",
     "wait_until",
 ]
