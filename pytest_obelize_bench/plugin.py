@@ -99,6 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(controller, "obelize-bench-controller")
         if controller.only is not None:
             config.stash[ONLY_KEY] = frozenset(controller.only)
+            if not controller.only:
+                controller.workers_skipped = _no_workers(config)
         config.stash[ORDER_KEY] = controller.case_seconds
         context = controller.context  # hook: resume (a resumed run keeps its exclude_newer)
     else:
@@ -113,6 +115,17 @@ def pytest_configure(config: pytest.Config) -> None:
         seconds = config.workerinput.get(ORDER_WORKERINPUT_KEY)  # type: ignore[attr-defined]
         config.stash[ORDER_KEY] = {str(case): float(value) for case, value in (seconds or {}).items()}
     config.stash[CONTEXT_KEY] = context
+
+
+def _no_workers(config: pytest.Config) -> bool:
+    """Nothing runs again (a resume that keeps every record, a rerun with nothing to rerun): xdist
+    starts no worker, whose start would cost more than the rest of the session; the kept records
+    are published the same way.  Runs before xdist's own configure, which then makes no workers.
+    True when workers were asked for and are not started."""
+    if getattr(config.option, "dist", "no") == "no":
+        return False
+    config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
+    return True
 
 
 def _worker_context(config: pytest.Config, context: RoundContext, rootdir: Path) -> RoundContext:

@@ -85,6 +85,8 @@ class Controller:
         self.interrupted_missing: int | None = None
         #: hook: resume (resume.py): the records --bench-resume keeps, by case
         self.kept: dict[str, Record] = {}
+        #: xdist workers were asked for, but nothing runs again, so none was started (plugin.py)
+        self.workers_skipped = False
         #: whether this session named a new run (not a rerun or a resume of an earlier one)
         self.new_run = False
         #: the one line saying the results folder could not be written (the session then stops)
@@ -323,6 +325,8 @@ class Controller:
             terminal.write_line(f"records written this session: {len(self.written)} in {where}")
             if self.kept:  # hook: resume
                 terminal.write_line(f"resumed: {len(self.kept)} case(s) kept from run {self.run_id}, not run again")
+            if self.workers_skipped:
+                terminal.write_line("no case runs again, so no xdist worker was started")
             terminal.write_line(f"logs: {logs}")
             for line in self.publish_lines:
                 published = " published as round " in line

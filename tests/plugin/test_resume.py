@@ -163,9 +163,12 @@ def test_a_resumed_unchanged_round_runs_nothing_and_a_changed_key_runs_again(tmp
     assert all(r["error"] is None and r["provenance"]["content_key"] for r in first.values())
     run_id = rounds.only_run(project / "results" / "round-2").name
 
-    again = _round(project, tmp_path / "work2", "--bench-resume")
+    # Asked for two workers, it starts none: nothing runs again.
+    again = _round(project, tmp_path / "work2", "--bench-resume", "-n", "2")
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
     assert "resumed: 2 case(s) kept" in again.stdout
+    assert "no case runs again, so no xdist worker was started" in again.stdout
+    assert "workers" not in again.stdout.replace("no xdist worker was started", ""), again.stdout[-3000:]
     assert "PASSED" not in again.stdout and "ERROR" not in again.stdout  # no item ran
     assert not (tmp_path / "work2" / "round-2" / "ann__trap-vertex").exists()
     resumed = _run_records(project)
@@ -176,9 +179,10 @@ def test_a_resumed_unchanged_round_runs_nothing_and_a_changed_key_runs_again(tmp
     # A changed row is a changed key: bob runs again, ann stays kept.
     rows[1]["license"] = "Apache-2.0"
     rounds.write_case_file(cases_file, rows)
-    changed = _round(project, tmp_path / "work3", f"--bench-resume={run_id}")
+    changed = _round(project, tmp_path / "work3", f"--bench-resume={run_id}", "-n", "2")
     assert changed.returncode == 0, changed.stdout[-3000:]
     assert "resumed: 1 case(s) kept" in changed.stdout
+    assert "created: 2/2 workers" in changed.stdout and "no xdist worker" not in changed.stdout
     latest = _run_records(project)
     assert latest["ann__trap-vertex"]["provenance"]["resumed_from"] == run_id
     assert latest["bob__trap-vertex-preview"]["provenance"]["resumed_from"] is None
