@@ -18,7 +18,9 @@ temp folder.  The uv cache stays on disk either way.
 
 Every round shares one work root (as a machine's default work root is shared) and one
 ``--exclude-newer`` cutoff (as a round names its cutoff).  The ratios come from the records'
-step durations, the junit report's item times and the wall time of each pytest process.
+step durations, the junit report's item times, the wall time of each pytest process and the
+processor time the machine spent during each (``/proc/stat``: how many cores a round keeps busy,
+and so how far ``-n 2`` can go on this machine; Linux only).
 The rounds run without ``PYTHONDONTWRITEBYTECODE`` (a shell that sets it would make every
 round compile, and rewrite the asserts of, every module of the harness again: a cost of that
 shell, not of a round).  "Installs" are the steps that install (``install``, ``install-from``,
@@ -73,20 +75,34 @@ def build_cases(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def run_round(project: Path, results: Path, work: Path, junit: Path, env: dict[str, str], *extra: str) -> float:
-    """Run one round; return its wall time (the pytest process, start-up included)."""
+def processor_seconds() -> float:
+    """Seconds the machine's processors have been busy since boot, all cores summed (``/proc/stat``).
+
+    The machine's, not this process's children's: a round's xdist worker is not waited for by the
+    process that started it, so its steps never reach ``RUSAGE_CHILDREN``.  Run on an idle machine.
+    """
+    fields = Path("/proc/stat").read_text(encoding="ascii").splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(value) for value in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def run_round(
+    project: Path, results: Path, work: Path, junit: Path, env: dict[str, str], *extra: str
+) -> tuple[float, float]:
+    """Run one round; return its wall time (the pytest process, start-up included) and the
+    processor time the machine spent meanwhile."""
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty"]
     argv += ["--bench-interpreter=minor", f"--bench-work={work}", f"--bench-results={results}"]
     argv += [f"--junitxml={junit}", "-q", *extra]
-    started = time.monotonic()
+    started, used = time.monotonic(), processor_seconds()
     done = subprocess.run(
         argv, cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
     )
-    wall = time.monotonic() - started
+    wall, used = time.monotonic() - started, processor_seconds() - used
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"a round ended with exit {done.returncode}")
-    return wall
+    return wall, used
 
 
 def run_records(results: Path) -> list[dict[str, Any]]:
@@ -112,8 +128,23 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     for step in steps:
         out[f"step:{step['name']}"] = out.get(f"step:{step['name']}", 0.0) + step["duration_s"]
     if junit is not None and junit.is_file():
-        out["items"] = sum(float(case.get("time", 0)) for case in ET.parse(junit).getroot().iter("testcase"))
+        times = item_times(junit)
+        out["items"] = sum(times)
+        out["items on two workers"] = longest_first_makespan(times, 2)
     return out
+
+
+def item_times(junit: Path) -> list[float]:
+    return [float(case.get("time", 0)) for case in ET.parse(junit).getroot().iter("testcase")]
+
+
+def longest_first_makespan(times: list[float], workers: int) -> float:
+    """When the last of ``workers`` finishes, given these item times, each item going longest
+    first to the worker free soonest (the order a round runs its cases in, ``ordering.py``)."""
+    loads = [0.0] * workers
+    for seconds in sorted(times, reverse=True):
+        loads[loads.index(min(loads))] += seconds
+    return max(loads)
 
 
 def _bwrap_version() -> str:
@@ -125,6 +156,11 @@ def _bwrap_version() -> str:
     if not found.works:
         return f"none ({found.problem})"
     return f"bubblewrap {found.version} ({'overlay' if found.overlay else 'copy'} view; {found.why})"
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def work_parent(placement: str) -> Path | None:
@@ -166,6 +202,7 @@ def main() -> None:
         work = Path(work_folder.name) / "work"
         env = {**base_env, "UV_CACHE_DIR": str(arguments.uv_cache or root / "uv-cache")}
         walls: dict[str, float] = {}
+        processor: dict[str, float] = {}
         found: dict[str, dict[str, float]] = {}
         plan = (
             ("cold -n 1", "cold", ("-n", "1")),
@@ -175,7 +212,7 @@ def main() -> None:
         )
         for label, results, extra in plan:
             junit = root / f"{label.replace(' ', '_')}.xml"
-            walls[label] = run_round(project, root / results, work, junit, env, cutoff, *extra)
+            walls[label], processor[label] = run_round(project, root / results, work, junit, env, cutoff, *extra)
             found[label] = figures(run_records(root / results), junit)
             print(f"ran {label}", file=sys.stderr)
         warm = found["warm -n 1"]
@@ -191,6 +228,24 @@ def main() -> None:
             "resumed round / warm round (wall)": walls["resumed"] / walls["warm -n 1"],
             "item time / sum of its steps": warm["items"] / warm["steps"],
             "-n 2 speed-up over -n 1 (warm)": walls["warm -n 1"] / walls["warm -n 2"],
+            # What keeps -n 2 from 2: a warm -n 1 round already keeps more than one core busy (its
+            # worker's steps, the controller, the worker's start), and -n 2 does at least the same
+            # work, so on this machine's cores it cannot be faster than cores / busy cores.
+            "busy cores, warm -n 1 (processor / wall)": processor["warm -n 1"] / walls["warm -n 1"],
+            "busy cores, warm -n 2 (processor / wall)": processor["warm -n 2"] / walls["warm -n 2"],
+            "processor time, warm -n 2 / warm -n 1": processor["warm -n 2"] / processor["warm -n 1"],
+            "-n 2 speed-up ceiling on this machine (cores / busy cores at -n 1)": cores()
+            / (processor["warm -n 1"] / walls["warm -n 1"]),
+            # And the cases themselves: the -n 1 round's fixed cost (its wall less its item times)
+            # stays serial, and its items, longest first on two workers, end with the longest load.
+            "-n 2 speed-up ceiling of these cases (wall / (fixed cost + items on two workers))": walls["warm -n 1"]
+            / (walls["warm -n 1"] - warm["items"] + warm["items on two workers"]),
+            # Where -n 2 loses what the two ceilings above allow: its items take longer than at
+            # -n 1, or its fixed cost (wall less its busier worker's items) is larger.
+            "item time, warm -n 2 / warm -n 1": found["warm -n 2"]["items"] / warm["items"],
+            "fixed cost, warm -n 1 (wall less items, s)": walls["warm -n 1"] - warm["items"],
+            "fixed cost, warm -n 2 (wall less the busier worker's items, s)": walls["warm -n 2"]
+            - found["warm -n 2"]["items on two workers"],
             "warm / cold round (wall)": walls["warm -n 1"] / walls["cold -n 1"],
             "installs share of step time, cold": found["cold -n 1"]["installs"] / found["cold -n 1"]["steps"],
             "installs share of step time, warm": warm["installs"] / warm["steps"],
