@@ -192,6 +192,17 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     _preflight(node.config, [nodeid.rpartition("::")[2] for nodeid in ids])
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """A benchmark session under ``-n`` (xdist's ``load``): each next case to a worker that has just
+    finished one (``scheduler.py``).  Any other session, or another ``--dist``, is xdist's own."""
+    if KIND_KEY not in config.stash or config.getvalue("dist") != "load":
+        return None
+    from pytest_obelize_bench.session.scheduler import FreeWorkerScheduling  # loads xdist's scheduler: -n only
+
+    return FreeWorkerScheduling(config, log)
+
+
 def partial_line(received: int, wanted: int, noun: str) -> str | None:
     """The one rule every measurement publishes by: a partial run is never published."""
     if received >= wanted:
