@@ -36,6 +36,10 @@ pytest_plugins = (
 )
 
 
+#: The name hypothesis registers its pytest plugin under, blocked in a benchmark session.
+HYPOTHESIS_PLUGIN = "hypothesispytest"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     from pytest_obelize_bench.options.declarations import add_options
 
@@ -67,6 +71,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # whatever plugins are installed: pytest-randomly would shuffle them in every session.
     if hasattr(config.option, "randomly_reorganize"):
         config.option.randomly_reorganize = False
+    # hypothesis's plugin (the test extra installs it) imports all of hypothesis in its terminal
+    # summary, about 0.16 s at the end of every session; a benchmark session runs no hypothesis test.
+    config.pluginmanager.set_blocked(HYPOTHESIS_PLUGIN)
 
     from pytest_obelize_bench.casefile.cases import UNREADABLE, CaseFileError
     from pytest_obelize_bench.session.startup import build_context, load_items
