@@ -270,13 +270,17 @@ class ProcessExecutor:
             exited = wait_for_exit(proc.pid, start + max(0.0, timeout))
             duration = round(time.monotonic() - start, 3)
             timed_out = not exited
+            # One scan of /proc on the common path (about 1 ms per 70 processes): a group with no
+            # live member after its leader's exit has none to wait for.
             if group_alive():
                 signal_group(pgid, signal.SIGTERM)
                 deadline = time.monotonic() + self.kill_grace_s
                 if not wait_until(lambda: not group_alive(), deadline):
                     signal_group(pgid, signal.SIGKILL)
+                    # The killed take a moment to go, waited for while the leader's zombie
+                    # still holds the group id.
+                    wait_until(lambda: not group_alive(), time.monotonic() + 1.0)
             returncode = proc.wait()
-            wait_until(lambda: not group_alive(), time.monotonic() + 1.0)
         finally:
             if proc.returncode is None:  # an exception above: leave nothing running
                 signal_group(pgid, signal.SIGKILL)
