@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.isolation import executor as executor_module
-from pytest_obelize_bench.isolation import process_group
 from pytest_obelize_bench.isolation.executor import (
     ALLOWED_ENVIRONMENT,
     DRAIN_GRACE_S,
@@ -212,21 +210,6 @@ def test_a_process_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path: Path)
     assert 0.5 <= time.monotonic() - started < 5
     assert done.exit_code == 0
     assert gone(int(done.output().split()[0]))  # the step waited for it to go after the SIGKILL
-
-
-def test_a_step_that_leaves_nothing_behind_reads_the_process_table_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each reading costs about a millisecond per 70 processes, at the end of every step."""
-    readings: list[int] = []
-
-    def counted(pgid: int) -> bool:
-        readings.append(pgid)
-        return process_group.group_has_live_member(pgid)
-
-    monkeypatch.setattr(executor_module, "group_has_live_member", counted)
-    assert run(tmp_path, py("pass")).exit_code == 0
-    assert len(readings) == 1
 
 
 def test_a_process_in_its_own_session_holding_the_pipe_does_not_hang_the_step(
