@@ -25,7 +25,7 @@ from pytest_obelize_bench.grading.record import (
     RecordError,
     parse_record,
 )
-from pytest_obelize_bench.isolation.workspace import remove_checkout
+from pytest_obelize_bench.isolation.removal_queue import RemovalQueue
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES, add_record
 from pytest_obelize_bench.report.round.case_entries import RoundData
@@ -92,6 +92,8 @@ class Controller:
         #: the one line saying the results folder could not be written (the session then stops)
         self.results_error: str | None = None
         self.session: pytest.Session | None = None
+        #: finished checkouts, removed off the path of the reports (removal_queue.py)
+        self.removals = RemovalQueue()
         #: each case's seconds in the round's latest run: the order the cases run in (ordering.py)
         self.case_seconds: dict[str, float] = {}
         if self.context.mode == "round" and self.context.round is not None:
@@ -250,7 +252,7 @@ class Controller:
             return
 
         folder = attempt_stem(record.case, record.attempt)
-        remove_checkout(Path(self.context.work_root), self.context.round_label, folder)
+        self.removals.remove(Path(self.context.work_root), self.context.round_label, folder)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -260,12 +262,15 @@ class Controller:
         for nodeid, case in self.watch.unfinished():
             reason = "interrupted" if interrupted else "harness_crashed"
             self._write_lost(nodeid, case, reason, "the session ended while this case ran; finished records are kept")
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        for line in self.removals.drain():  # the work root as tidy as --bench-keep says, before publishing
+            if terminal is not None:
+                terminal.write_line(f"obelize-bench: a finished checkout was left in the work root: {line}")
         if interrupted:
             self.interrupted_missing = len(set(self.watch.cases) - set(self.records))
         if self.new_run and self.run_dir is not None and not session.items and not self.records:
             # -k or -m that matched no case: nothing ran, so no run is left for `runs` to list
             shutil.rmtree(self.run_dir, ignore_errors=True)
-            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             if terminal is not None:
                 terminal.write_line(f"obelize-bench: no case was selected, so run {self.run_id} was not kept")
             self.run_dir = None
