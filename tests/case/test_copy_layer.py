@@ -42,6 +42,27 @@ def _install(copy: Path) -> None:
     (site / "gone.py").unlink()
 
 
+def test_a_snapshot_names_every_entry_by_kind_and_enters_no_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "secret.py").write_text("x = 1\n")
+    tree = tmp_path / "tree"
+    (tree / "pkg" / "__pycache__").mkdir(parents=True)
+    (tree / "pkg" / "__pycache__" / "mod.cpython-312.pyc").write_bytes(b"\0")
+    (tree / "pkg" / "mod.py").write_text("y = 2\n")
+    (tree / "to_folder").symlink_to(outside)
+    (tree / "dangling").symlink_to(tmp_path / "nowhere")
+    found = snapshot(tree)
+    mtime = (tree / "pkg" / "mod.py").stat().st_mtime_ns
+    assert found == {
+        "pkg": ("d", 0, 0),
+        "pkg/mod.py": ("f", 6, mtime),
+        "to_folder": ("l", 0, str(outside)),
+        "dangling": ("l", 0, str(tmp_path / "nowhere")),
+    }
+    assert snapshot(tmp_path / "absent") == {}
+
+
 def test_a_fresh_copy_and_one_with_bytecode_caches_only_are_unchanged(tmp_path: Path) -> None:
     template = _template(tmp_path)
     copy = _copy(template, tmp_path / "copy")
