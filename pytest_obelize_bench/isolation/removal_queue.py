@@ -2,9 +2,9 @@
 
 Why: the controller removed each checkout while handling the case's report, and under xdist a
 worker starts its next case only once it holds the one after it, which the controller sends after
-that report.  A checkout holding a copied venv took 0.13 to 0.29 s to remove, and each worker
-waited that long between its cases.  The session waits for the queue before it ends, so the work
-root is as tidy at the end as before.
+that report: in the copy view, where a checkout holds a copied venv, a worker waited 0.13 to
+0.29 s between two cases (under 0.04 s with the removals here).  The session waits for the queue
+before it ends, so the work root is as tidy at the end as before.
 """
 
 from __future__ import annotations
