@@ -64,11 +64,11 @@ def test_a_benchmark_session_blocks_hypothesis_plugin_and_leaves_it_to_other_ses
     seen.mkdir()
     pytester.makeconftest(
         f"""
-        import os
         from pathlib import Path
 
         def pytest_sessionstart(session):
-            where = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+            # the worker id from xdist's own input: an outer xdist run sets PYTEST_XDIST_WORKER for all
+            where = getattr(session.config, "workerinput", {{}}).get("workerid", "controller")
             loaded = session.config.pluginmanager.has_plugin("hypothesispytest")
             (Path({str(seen)!r}) / where).write_text(str(loaded))
         """
