@@ -81,6 +81,15 @@ def case_row_from_fixture(name: str, owner: str, root: Path, **overrides: Any) -
     return row
 
 
+def unfetchable_rows(owners: list[str], root: Path) -> list[dict[str, Any]]:
+    """One ``trap-vertex`` row per owner whose repository is gone: each case stops at its fetch, in
+    a moment, which is all a test of which case runs when and where needs."""
+    rows = [case_row_from_fixture("trap-vertex", owner, root) for owner in owners]
+    for row in rows:
+        row["repo"] = (root / "gone" / row["owner"]).as_uri()
+    return rows
+
+
 def with_files(row: dict[str, Any], root: Path, files: dict[str, str | bytes | None]) -> dict[str, Any]:
     """``row`` at a new commit of its origin under ``root`` (from ``case_row_from_fixture``) adding ``files``."""
     fixture = str(row["id"]).split("__", 1)[1]

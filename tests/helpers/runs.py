@@ -18,6 +18,7 @@ from pytest_obelize_bench.grading.record import (
     Measurements,
     Provenance,
     Record,
+    StepRecord,
     SuiteResult,
 )
 from pytest_obelize_bench.grading.repeatability import AttemptFacts
@@ -172,6 +173,16 @@ def record(
         tier=tier,  # type: ignore[arg-type]
         attempt=attempt,
     )
+
+
+def timed(case: str, *seconds: float) -> Record:
+    """``record(case)`` whose steps took these seconds, one step each: what the order of a round's
+    cases is read from (``session/ordering.py``)."""
+    steps = [
+        StepRecord(number=index, name=f"step{index}", argv=["true"], exit_code=0, duration_s=value, timed_out=False)
+        for index, value in enumerate(seconds, start=1)
+    ]
+    return record(case).model_copy(update={"steps": steps})
 
 
 def write_run(folder: Path, records: Iterable[Record], manifest_data: Mapping[str, Any] | None) -> Path:

@@ -7,21 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.grading.record import Record, StepRecord
+from pytest_obelize_bench.grading.record import Record
 from pytest_obelize_bench.session.ordering import case_seconds, longest_first
 from tests.helpers import rounds
-from tests.helpers.runs import manifest_data, record, write_run
+from tests.helpers.runs import manifest_data, timed, write_run
 
 #: Three cases of one round, in the case file's order.
 CASES = ("ann__trap-vertex", "bob__trap-vertex", "cat__trap-vertex")
-
-
-def _timed(case: str, *seconds: float) -> Record:
-    steps = [
-        StepRecord(number=index, name=f"step{index}", argv=["true"], exit_code=0, duration_s=value, timed_out=False)
-        for index, value in enumerate(seconds, start=1)
-    ]
-    return record(case).model_copy(update={"steps": steps})
 
 
 def _run(results: Path, run_id: str, *records: Record) -> Path:
@@ -39,8 +31,8 @@ def test_the_longest_go_first_and_the_unknown_before_them_in_their_own_order() -
 def test_seconds_come_from_the_newest_run_that_recorded_a_case(tmp_path: Path) -> None:
     results = tmp_path / "results"
     assert case_seconds(results, 2, CASES) == {}  # no run yet
-    _run(results, "20261201T000000Z-aaaaaa", _timed(CASES[0], 1.0, 2.0), _timed(CASES[1], 30.0))
-    _run(results, "20261202T000000Z-bbbbbb", _timed(CASES[0], 4.0, 0.5))
+    _run(results, "20261201T000000Z-aaaaaa", timed(CASES[0], 1.0, 2.0), timed(CASES[1], 30.0))
+    _run(results, "20261202T000000Z-bbbbbb", timed(CASES[0], 4.0, 0.5))
     (results / "round-2" / "runs" / "20261203T000000Z-cccccc").mkdir()  # started, recorded nothing
     assert case_seconds(results, 2, CASES) == {CASES[0]: 4.5}
     assert case_seconds(results, 2, CASES[1:]) == {CASES[1]: 30.0}  # the newest run that recorded one of them
@@ -49,7 +41,7 @@ def test_seconds_come_from_the_newest_run_that_recorded_a_case(tmp_path: Path) -
 
 def test_a_record_that_cannot_be_read_is_left_out(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    folder = _run(results, "20261201T000000Z-aaaaaa", _timed(CASES[0], 1.0), _timed(CASES[1], 2.0))
+    folder = _run(results, "20261201T000000Z-aaaaaa", timed(CASES[0], 1.0), timed(CASES[1], 2.0))
     (folder / f"{CASES[1]}.json").write_text("{not json", encoding="utf-8")
     assert case_seconds(results, 2, CASES) == {CASES[0]: 1.0}
 
@@ -60,12 +52,10 @@ def test_a_round_runs_its_cases_longest_first_by_its_latest_run(tmp_path: Path, 
     """Through the plugin: cases that stop at their fetch (their repositories are gone) run in the
     order the seeded run's durations give, serially and under two workers, which must collect alike."""
     project = tmp_path / "project"
-    rows = [rounds.case_row_from_fixture("trap-vertex", case.split("__")[0], tmp_path) for case in CASES]
-    for row in rows:
-        row["repo"] = (tmp_path / "gone" / row["owner"]).as_uri()
+    rows = rounds.unfetchable_rows([case.split("__")[0] for case in CASES], tmp_path)
     rounds.write_case_file(project / "cases" / "cases.yaml", rows)
     # bob took longest, ann least; cat has no record, so it counts as the longest of all.
-    _run(project / "results", "20261201T000000Z-aaaaaa", _timed(CASES[0], 1.0), _timed(CASES[1], 5.0))
+    _run(project / "results", "20261201T000000Z-aaaaaa", timed(CASES[0], 1.0), timed(CASES[1], 5.0))
     extra = ("-n", workers) if workers else ("-p", "no:xdist")
     done = rounds.run_pytest(
         project,

@@ -12,10 +12,9 @@ import pytest
 from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
 from xdist.workermanage import WorkerController  # type: ignore[import-untyped]
 
-from pytest_obelize_bench.grading.record import Record, StepRecord
 from pytest_obelize_bench.session.scheduler import FreeWorkerScheduling, first_deal, refill
 from tests.helpers import rounds
-from tests.helpers.runs import manifest_data, record, write_run
+from tests.helpers.runs import manifest_data, timed, write_run
 
 
 def test_the_first_items_are_dealt_in_turn_two_to_a_worker() -> None:
@@ -115,23 +114,16 @@ def test_what_a_dead_worker_held_goes_to_another_after_what_was_waiting() -> Non
     assert second.sent == [[1, 3], [4], [5], [2]]
 
 
-def _timed(case: str, seconds: float) -> Record:
-    step = StepRecord(number=1, name="fix", argv=["true"], exit_code=0, duration_s=seconds, timed_out=False)
-    return record(case).model_copy(update={"steps": [step]})
-
-
 @pytest.mark.slow
 def test_a_round_under_two_workers_starts_its_two_longest_cases_on_different_workers(tmp_path: Path) -> None:
     """Through the plugin and xdist: five cases that stop at their fetch, ordered by a seeded run.
     Under xdist's own ``load`` the first worker would get the two longest (the first two items)."""
     project = tmp_path / "project"
     owners = ["ann", "bob", "cat", "dan", "eve"]
-    rows = [rounds.case_row_from_fixture("trap-vertex", owner, tmp_path) for owner in owners]
-    for row in rows:
-        row["repo"] = (tmp_path / "gone" / row["owner"]).as_uri()
+    rows = rounds.unfetchable_rows(owners, tmp_path)
     rounds.write_case_file(project / "cases" / "cases.yaml", rows)
     seconds = {"ann": 1.0, "bob": 2.0, "cat": 50.0, "dan": 40.0, "eve": 3.0}  # cat, then dan, are longest
-    records = [_timed(f"{owner}__trap-vertex", value) for owner, value in seconds.items()]
+    records = [timed(f"{owner}__trap-vertex", value) for owner, value in seconds.items()]
     folder = project / "results" / "round-2" / "runs" / "20261201T000000Z-aaaaaa"
     write_run(folder, records, manifest_data([each.case for each in records], "20261201T000000Z-aaaaaa"))
     done = rounds.run_pytest(
