@@ -42,6 +42,7 @@ from pytest_obelize_bench.comparison.rows import (
     dump_comparison,
 )
 from pytest_obelize_bench.comparison.suite_run import run_suites
+from pytest_obelize_bench.isolation.workspace import keeps_checkout
 
 
 def _sha(text: str) -> str:
@@ -77,8 +78,7 @@ def run_case(case: Case, ctx: ComparisonContext, *, repeat: bool) -> CaseCompari
         row = _run_blind(case, ctx, blind, repeat=repeat)
         return row
     finally:
-        keep = ctx.keep or "failed"
-        kept = keep == "all" or (keep == "failed" and (row is None or bool(row.errors)))
+        kept = keeps_checkout(ctx.keep or "failed", row is None or bool(row.errors))
         keep_logs(blind, Path(ctx.work_root) / "comparison" / f"{case.id}.logs", clear=not kept)
 
 

@@ -113,6 +113,12 @@ def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
     return space
 
 
+def keeps_checkout(keep: str, failed: bool) -> bool:
+    """``--bench-keep``: ``all`` keeps every finished case's folders, ``failed`` those of a case that
+    failed (errored), ``none`` none; the one reading of the option for rounds and the comparison."""
+    return keep == "all" or (keep == "failed" and failed)
+
+
 def remove_checkout(root: Path, round_label: str, case_id: str) -> bool:
     """Remove a finished case's checkout (its venv is inside it); the logs stay. True if removed."""
     safe_component(case_id, "case id")

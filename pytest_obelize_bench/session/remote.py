@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import default_uv_cache
-from pytest_obelize_bench.isolation.workspace import default_work_root, remove_checkout
+from pytest_obelize_bench.isolation.workspace import default_work_root, keeps_checkout, remove_checkout
 from pytest_obelize_bench.tool.info import ToolError, ToolInfo
 from pytest_obelize_bench.tool.venv import resolve_tool
 
@@ -191,7 +191,7 @@ __all__ = [
 
 def tidy_on_worker(context: RoundContext, folder: str, tier: str, keep: str) -> None:
     """``--bench-keep`` on a remote worker's own disk (the controller cannot reach it)."""
-    if keep == "all" or (keep == "failed" and tier == "error"):
+    if keeps_checkout(keep, tier == "error"):
         return
 
     remove_checkout(Path(context.work_root), context.round_label, folder)

@@ -26,6 +26,7 @@ from pytest_obelize_bench.grading.record import (
     parse_record,
 )
 from pytest_obelize_bench.isolation.removal_queue import RemovalQueue
+from pytest_obelize_bench.isolation.workspace import keeps_checkout
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES, add_record
 from pytest_obelize_bench.report.round.case_entries import RoundData
@@ -245,10 +246,9 @@ class Controller:
 
     def _tidy(self, record: Record) -> None:
         """``--bench-keep``: remove a finished case's checkout and venv (its logs stay)."""
-        keep = self.options.keep
         if record.case in self.remote_logs:  # that worker tidied its own disk
             return
-        if keep == "all" or (keep == "failed" and record.tier == "error"):
+        if keeps_checkout(self.options.keep, record.tier == "error"):
             return
 
         folder = attempt_stem(record.case, record.attempt)

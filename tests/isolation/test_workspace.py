@@ -14,6 +14,7 @@ from pytest_obelize_bench.isolation.workspace import (
     check_isolation,
     default_work_root,
     isolation_problems,
+    keeps_checkout,
     prepare_workspace,
     remove_checkout,
 )
@@ -113,3 +114,9 @@ def test_the_check_walks_resolved_parents(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "link").symlink_to(project / "work")
     assert isolation_problems(tmp_path / "elsewhere" / "link" / "case") == ["pyproject.toml (2 level(s) up)"]
+
+
+def test_bench_keep_keeps_every_checkout_those_that_failed_or_none() -> None:
+    assert [keeps_checkout("all", failed) for failed in (False, True)] == [True, True]
+    assert [keeps_checkout("failed", failed) for failed in (False, True)] == [False, True]
+    assert [keeps_checkout("none", failed) for failed in (False, True)] == [False, False]
