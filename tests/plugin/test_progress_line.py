@@ -2,7 +2,8 @@
 
 The round runs on a pseudo-terminal, as a person's shell gives it one. In a serial round the case
 runs in the controller's own process, where pytest captures a running test's output: the line
-must reach the terminal all the same.
+must reach the terminal all the same. The case's suite outlasts one repaint, so the line is due
+however quickly the rest of the round goes (a one-case round can end inside the first interval).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_obelize_bench.session.progress import INTERVAL_S
 from tests.helpers import rounds
 
 RUNNING = "running 1: ann__clean "
@@ -41,10 +43,25 @@ def on_a_terminal(args: list[str], project: Path) -> tuple[int, str]:
     return status, shown.decode("utf-8", errors="replace")
 
 
+#: A suite that runs past one repaint of the status line, whatever the machine's speed.
+SLOW_SUITE = f"import time\ntime.sleep({INTERVAL_S + 0.5})\n"
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     rounds.write_case_file(tmp_path / "project" / "cases" / "cases.yaml", [
         rounds.case_row_from_fixture("clean", "ann", tmp_path),
+    ])  # fmt: skip
+    return tmp_path / "project"
+
+
+@pytest.fixture
+def slow_project(tmp_path: Path) -> Path:
+    """The one case, with a suite that outlasts a repaint."""
+    row = rounds.case_row_from_fixture("clean", "ann", tmp_path)
+    row.update(test_cmd="python slow_suite.py", has_test_files=True)
+    rounds.write_case_file(tmp_path / "project" / "cases" / "cases.yaml", [
+        rounds.with_files(row, tmp_path, {"slow_suite.py": SLOW_SUITE}),
     ])  # fmt: skip
     return tmp_path / "project"
 
@@ -57,8 +74,8 @@ def round_args(project: Path, *extra: str) -> list[str]:
 
 @pytest.mark.usefixtures("index_uv_cache")
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
-def test_the_status_line_shows_on_a_terminal(project: Path, workers: list[str]) -> None:
-    status, shown = on_a_terminal(round_args(project, *workers), project)
+def test_the_status_line_shows_on_a_terminal(slow_project: Path, workers: list[str]) -> None:
+    status, shown = on_a_terminal(round_args(slow_project, *workers), slow_project)
     assert status == 0, shown[-3000:]
     assert RUNNING in shown, shown[-3000:]
     # drawn after what pytest printed, with the cursor put back, and cleared at the end
