@@ -9,6 +9,7 @@ browser carry ``@pytest.mark.slow`` themselves.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,6 +26,7 @@ from pytest_obelize_bench.options.read import options_of
 from tests.helpers.groups import WORKERINPUT_KEY, shared_fixture_groups, shared_fixture_scheduling, write_groups
 from tests.helpers.rounds import inner_addopts, share_templates, shared_uv_cache
 from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
+from tests.helpers.workers import auto_workers
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
 SLOW_FIXTURES = frozenset({"pytester", "index_uv_cache"})
@@ -47,9 +49,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         write_groups(Path(groups_file), shared_fixture_groups(items))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis's tests run without its per-example deadline: a wall-clock limit (200 ms) that a
+    machine busy with the suite's rounds broke on examples that take a few milliseconds alone
+    (six workers on two cores did). Not in a benchmark session, which never imports hypothesis."""
+    if options_of(config).mode is None:
+        from hypothesis import settings
+
+        settings.register_profile("suite", deadline=None)
+        settings.load_profile("suite")
+
+
 def _schedules_by_group(config: pytest.Config) -> bool:
     """Under ``-n`` with ``--dist=load``, in this suite (a benchmark session run from here loads this file too)."""
     return getattr(config.option, "dist", "no") == "load" and options_of(config).mode is None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers a core (``tests/helpers/workers.py`` says why)."""
+    if options_of(config).mode is not None:  # a benchmark session: xdist's own count
+        return None
+    return auto_workers(len(os.sched_getaffinity(0)), os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"))
 
 
 @pytest.hookimpl(optionalhook=True)
