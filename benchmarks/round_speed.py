@@ -46,6 +46,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
+from tests.helpers.workers import usable_cores  # noqa: E402
 
 WORK_STEPS = frozenset({"fix", "baseline", "after"})
 #: Everything a case runs before its baseline suite.
@@ -158,11 +159,6 @@ def _bwrap_version() -> str:
     return f"bubblewrap {found.version} ({'overlay' if found.overlay else 'copy'} view; {found.why})"
 
 
-def cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def work_parent(placement: str) -> Path | None:
     """Where the work root goes: None (the system temp folder) for disk, /dev/shm for memory."""
     if placement == "disk":
@@ -234,7 +230,7 @@ def main() -> None:
             "busy cores, warm -n 1 (processor / wall)": processor["warm -n 1"] / walls["warm -n 1"],
             "busy cores, warm -n 2 (processor / wall)": processor["warm -n 2"] / walls["warm -n 2"],
             "processor time, warm -n 2 / warm -n 1": processor["warm -n 2"] / processor["warm -n 1"],
-            "-n 2 speed-up ceiling on this machine (cores / busy cores at -n 1)": cores()
+            "-n 2 speed-up ceiling on this machine (cores / busy cores at -n 1)": usable_cores()
             / (processor["warm -n 1"] / walls["warm -n 1"]),
             # And the cases themselves: the -n 1 round's fixed cost (its wall less its item times)
             # stays serial, and its items, longest first on two workers, end with the longest load.

@@ -26,7 +26,7 @@ from pytest_obelize_bench.options.read import options_of
 from tests.helpers.groups import WORKERINPUT_KEY, shared_fixture_groups, shared_fixture_scheduling, write_groups
 from tests.helpers.rounds import inner_addopts, share_templates, shared_uv_cache
 from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
-from tests.helpers.workers import auto_workers
+from tests.helpers.workers import auto_workers, usable_cores
 
 #: Fixtures that make a test slow: each runs pytest again, or installs from the package index.
 SLOW_FIXTURES = frozenset({"pytester", "index_uv_cache"})
@@ -68,9 +68,8 @@ def _schedules_by_group(config: pytest.Config) -> bool:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers a core (``tests/helpers/workers.py`` says why)."""
-    if options_of(config).mode is not None:  # a benchmark session: xdist's own count
-        return None
-    return auto_workers(len(os.sched_getaffinity(0)), os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"))
+    override = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    return auto_workers(usable_cores(), override, benchmark=options_of(config).mode is not None)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -7,11 +7,21 @@ third of the run; with two a core they stay busy (docs/explanation/performance.m
 
 from __future__ import annotations
 
+import os
+
 #: ``-n auto`` in this suite: workers per usable core.
 WORKERS_PER_CORE = 2
 
 
-def auto_workers(cores: int, override: str | None) -> int | None:
+def usable_cores() -> int:
+    """The cores this process may run on (all of them where the system cannot say)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def auto_workers(cores: int, override: str | None, *, benchmark: bool) -> int | None:
     """How many workers ``-n auto`` starts; ``None`` leaves it to xdist, which honours
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (``override``) when it is set."""
-    return None if override else max(1, cores) * WORKERS_PER_CORE
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (``override``) when it is set and counts one a core, as a
+    benchmark session run from this checkout (which loads the suite's conftest) should."""
+    if override or benchmark:
+        return None
+    return max(1, cores) * WORKERS_PER_CORE
