@@ -13,6 +13,7 @@ import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,23 +48,22 @@ def on_a_terminal(args: list[str], project: Path) -> tuple[int, str]:
 SLOW_SUITE = f"import time\ntime.sleep({INTERVAL_S + 0.5})\n"
 
 
+def _project(tmp_path: Path, row: dict[str, Any]) -> Path:
+    """A project whose case file holds ``row`` alone."""
+    rounds.write_case_file(tmp_path / "project" / "cases" / "cases.yaml", [row])
+    return tmp_path / "project"
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    rounds.write_case_file(tmp_path / "project" / "cases" / "cases.yaml", [
-        rounds.case_row_from_fixture("clean", "ann", tmp_path),
-    ])  # fmt: skip
-    return tmp_path / "project"
+    return _project(tmp_path, rounds.case_row_from_fixture("clean", "ann", tmp_path))
 
 
 @pytest.fixture
 def slow_project(tmp_path: Path) -> Path:
     """The one case, with a suite that outlasts a repaint."""
-    row = rounds.case_row_from_fixture("clean", "ann", tmp_path)
-    row.update(test_cmd="python slow_suite.py", has_test_files=True)
-    rounds.write_case_file(tmp_path / "project" / "cases" / "cases.yaml", [
-        rounds.with_files(row, tmp_path, {"slow_suite.py": SLOW_SUITE}),
-    ])  # fmt: skip
-    return tmp_path / "project"
+    row = rounds.case_row_from_fixture("clean", "ann", tmp_path, test_cmd="python slow_suite.py", has_test_files=True)
+    return _project(tmp_path, rounds.with_files(row, tmp_path, {"slow_suite.py": SLOW_SUITE}))
 
 
 def round_args(project: Path, *extra: str) -> list[str]:
