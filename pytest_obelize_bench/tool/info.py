@@ -53,6 +53,10 @@ class ToolInfo(FrozenModel):
     #: source checkout, or a venv built with no cutoff.
     exclude_newer_tool: StrictStr | None = None
     commit_date: StrictStr | None = None
+    #: The marker the installed obelize's answers were kept under when the session resolved it
+    #: (``installed_answers.py``), as (name, value) pairs: the session's pack answers are kept under
+    #: the same one without hashing the package a second time.  Not provenance; null otherwise.
+    answers_marker: tuple[tuple[StrictStr, StrictStr], ...] | None = None
 
     @property
     def checkout(self) -> str | None:

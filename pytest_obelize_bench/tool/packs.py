@@ -19,7 +19,7 @@ from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, TOOL_PROBE_S, inherited
 from pytest_obelize_bench.tool.answers import keep_answer, kept_answers
 from pytest_obelize_bench.tool.info import ToolInfo
-from pytest_obelize_bench.tool.installed_answers import answers_folder, kept_probe
+from pytest_obelize_bench.tool.installed_answers import answers_folder
 from pytest_obelize_bench.tool.venv import read_marker
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -60,15 +60,16 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
     Either hash is null when the tool version has no such API or cannot load the pack; this never
     raises for the tool's sake.  A release's tool venv is asked once (``answers.py``): it cannot
     change; the obelize installed beside the harness is asked again when what it imports changed
-    (``installed_answers.py``); a source checkout is asked every session, since its packs can.
+    (``installed_answers.py``: the marker its resolution kept, so the package is hashed once a
+    session); a source checkout is asked every session, since its packs can.
     """
     venv: Path | None = None
     marker: dict[str, Any] | None = None
     if tool.source == "requirement":
         venv = Path(tool.python).parent.parent
         marker = read_marker(venv)
-    elif tool.source == "installed" and (kept := kept_probe(tool.python)) is not None:
-        venv, marker = answers_folder(tool.python), dict(kept[1])
+    elif tool.source == "installed" and tool.answers_marker is not None:
+        venv, marker = answers_folder(tool.python), dict(tool.answers_marker)
     name = f"pack:{pack}"
     if venv is not None:
         with contextlib.suppress(ValueError):

@@ -128,6 +128,7 @@ def _info(
     tree_dirty: bool | None = None,
     exclude_newer_tool: str | None = None,
     commit_date: str | None = None,
+    answers_marker: Mapping[str, str] | None = None,
 ) -> ToolInfo:
     version = answer.get("module_version") or answer.get("version")
     if not isinstance(version, str) or not version:
@@ -143,6 +144,7 @@ def _info(
         spec=spec,
         exclude_newer_tool=exclude_newer_tool,
         commit_date=commit_date,
+        answers_marker=None if answers_marker is None else tuple(sorted(answers_marker.items())),
     )
 
 
@@ -360,11 +362,11 @@ def resolve_tool(spec: str | None, *, tool_root: Path, exclude_newer: str | None
     if spec is None:
         kept = kept_probe(sys.executable)  # while nothing it imports changed (installed_answers.py)
         if kept is not None:
-            return _info(sys.executable, kept[0], source="installed", spec=None)
+            return _info(sys.executable, kept[0], source="installed", spec=None, answers_marker=kept[1])
         with tempfile.TemporaryDirectory(prefix="obelize-bench-probe-") as scratch:
             answer = _probe(sys.executable, cwd=Path(scratch), log=Path(scratch) / "probe.log")
-        keep_probe(sys.executable, answer)
-        return _info(sys.executable, answer, source="installed", spec=None)
+        marker = keep_probe(sys.executable, answer)
+        return _info(sys.executable, answer, source="installed", spec=None, answers_marker=marker)
     text = spec.strip()
     if not text:
         raise ToolError("the obelize spec is empty; give obelize==X.Y.Z or a path to a checkout")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.tool.answers import ANSWERS
+from pytest_obelize_bench.tool.answers import ANSWERS, keep_answer
+from pytest_obelize_bench.tool.info import ToolInfo
 from pytest_obelize_bench.tool.installed_answers import (
     PACKAGE_BYTES_CAP,
     answers_folder,
@@ -18,7 +19,7 @@ from pytest_obelize_bench.tool.installed_answers import (
     keep_probe,
     kept_probe,
 )
-from pytest_obelize_bench.tool.packs import pack_provenance
+from pytest_obelize_bench.tool.packs import PackInfo, pack_provenance
 from pytest_obelize_bench.tool.venv import resolve_tool
 
 PYTHON = "/venv/bin/python"
@@ -118,3 +119,41 @@ def test_a_session_reuses_the_answers_it_kept_and_they_are_the_tools(tmp_path: P
     assert stored["marker"] == kept[1] and stored[f"pack:{pack}"] == first.model_dump(mode="json")
     assert resolve_tool(None, tool_root=tmp_path / "tools") == asked
     assert pack_provenance(asked, pack) == first
+    # The resolution carries the marker it kept its answers under, for the pack answers to use.
+    assert asked.answers_marker == tuple(sorted(kept[1].items()))
+
+
+def test_the_pack_answers_are_kept_under_the_marker_the_session_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package is hashed once a session: the pack answers key to the marker the resolution kept
+    (travelling in ``ToolInfo``), and an installed obelize resolved without one is asked."""
+    folder = tmp_path / "venv"
+    folder.mkdir()
+    monkeypatch.setattr("pytest_obelize_bench.tool.packs.answers_folder", lambda python: folder)
+
+    def hashed_again(*_: object) -> None:
+        raise AssertionError("the package was hashed a second time")
+
+    monkeypatch.setattr("pytest_obelize_bench.tool.installed_answers.installed_marker", hashed_again)
+    pack = "gemini/google-generativeai-to-google-genai"
+    marker = {"installed_obelize": "ab" * 32}
+    kept = PackInfo(pack=pack, pack_sha256="cd" * 32, spec_sha256="ef" * 32)
+    keep_answer(folder, marker, f"pack:{pack}", kept.model_dump(mode="json"))
+    tool = ToolInfo(
+        argv_prefix=(sys.executable, "-I", "-m", "obelize"),
+        python=sys.executable,
+        version="0.8.0",
+        commit=None,
+        tree_dirty=None,
+        source="installed",
+        spec=None,
+        answers_marker=tuple(marker.items()),
+    )
+    assert pack_provenance(tool, pack) == kept
+    other = tool.model_copy(update={"answers_marker": (("installed_obelize", "00" * 32),)})
+    asked = pack_provenance(other, pack)  # kept under another marker: obelize is asked
+    assert asked.pack_sha256 is not None and asked != kept
+    unmarked = pack_provenance(tool.model_copy(update={"answers_marker": None}), pack)
+    assert unmarked == asked  # nothing to key to: asked, and nothing kept under it
+    assert json.loads((folder / ANSWERS).read_text())["marker"] == {"installed_obelize": "00" * 32}
