@@ -28,8 +28,8 @@ def corpus_round(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpro
     One round, not one a sandbox: a round without the sandbox gives the same records as a sandboxed
     one (``test_round.py``), and its installs from the checkout, its venv copies and its writes
     are tested on their own (``test_install_reuse.py``, ``test_env_templates.py``,
-    ``test_unsandboxed_isolation.py``); a second corpus round
-    only added its processor time (about 27 s of the suite's 600, measured on 2026-12-06).
+    ``test_unsandboxed_isolation.py``); a second corpus round only added its processor time
+    (about 27 s of the suite's 600, measured on 2026-12-06).
     """
     sandbox = "bwrap" if bwrap_probe().works else "none"
     root = tmp_path_factory.mktemp(f"corpus-{sandbox}")
