@@ -3,6 +3,8 @@ dry fix write nothing."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,6 +43,10 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     out = subprocess.run([*info.argv_prefix, "--version"], check=False, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "obelize 0.7.0"
     assert len(list((root / "logs").glob("*.install.log"))) == 1
+    # compiled when installed: in the read-only sandbox no call could keep a bytecode cache
+    package = _package(info)
+    modules = {path.stem for path in package.glob("*.py")}
+    assert modules and modules <= {path.name.split(".")[0] for path in (package / "__pycache__").glob("*.pyc")}
 
     # reused, not rebuilt, while the marker names the same spec
     marker = Path(info.python).parent.parent / "bench-tool.json"
@@ -51,6 +57,32 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     provenance = pack_provenance(info, GEMINI)
     assert provenance.pack_sha256 is not None and len(provenance.pack_sha256) == 64
     assert ToolInfo.from_json(info.to_json()) == info
+
+
+def _package(info: ToolInfo) -> Path:
+    """The obelize package inside a release's tool venv."""
+    (package,) = Path(info.python).parent.parent.glob("lib/python*/site-packages/obelize")
+    return package
+
+
+@pytest.mark.usefixtures("index_uv_cache")
+def test_a_tool_venv_built_without_bytecode_is_rebuilt_with_it_and_keeps_its_moment(tmp_path: Path) -> None:
+    """A venv whose marker predates the bytecode field (built by an earlier harness): rebuilt once,
+    compiled, its release still exempted to the moment it was first built to."""
+    root = tmp_path / "tools"
+    first = resolve_tool("obelize==0.7.0", tool_root=root, exclude_newer="2026-12-01T00:00:00Z")
+    assert first.exclude_newer_tool is not None
+    marker_file = Path(first.python).parent.parent / "bench-tool.json"
+    old = json.loads(marker_file.read_text(encoding="utf-8"))
+    assert old[tool_env.BYTECODE_FIELD] == tool_env.COMPILED
+    del old[tool_env.BYTECODE_FIELD]
+    marker_file.write_text(json.dumps(old), encoding="utf-8")
+    shutil.rmtree(_package(first) / "__pycache__")
+    again = resolve_tool("obelize==0.7.0", tool_root=root, exclude_newer="2026-12-01T00:00:00Z")
+    assert again == first  # the same folder, release and moment
+    assert len(list((root / "logs").glob("*.install.log"))) == 1  # the one log, written again
+    assert json.loads(marker_file.read_text(encoding="utf-8"))[tool_env.BYTECODE_FIELD] == tool_env.COMPILED
+    assert any((_package(again) / "__pycache__").glob("cli*.pyc"))
 
 
 @pytest.mark.usefixtures("index_uv_cache")
