@@ -187,13 +187,9 @@ def _remove(venv: Path) -> None:
 
 #: The marker's field naming the moment the named release was exempted to.
 EXEMPT_FIELD = "exclude_newer_tool"
-#: The marker's field saying the venv's packages were compiled to bytecode when installed.  obelize
-#: runs in the sandbox, whose read-only root lets no run keep a bytecode cache, so from a venv uv
-#: built without it every call compiled obelize and its dependencies again: a scan of a small
-#: repository took 1.4 s of processor instead of 0.8 s.  A venv built before the field existed is
-#: rebuilt once, keeping its exemption moment.
-BYTECODE_FIELD = "bytecode"
-COMPILED = "compiled"
+#: The marker's field saying the packages were compiled when installed: in the read-only sandbox no
+#: call can keep a bytecode cache, and without it each compiled obelize again (1.4 s a small scan, not 0.8).
+BYTECODE_FIELD, COMPILED = "bytecode", "compiled"
 
 
 def utc_moment() -> str:
@@ -266,8 +262,7 @@ def _ensure_venv(
 
 
 def _built_to(marker: Mapping[str, Any]) -> dict[str, Any]:
-    """What a marker says the venv was built from, without when its release was exempted to or
-    whether it was compiled: two markers alike here install the same files."""
+    """A marker without its exemption moment and bytecode: two alike here install the same files."""
     return {key: value for key, value in marker.items() if key not in (EXEMPT_FIELD, BYTECODE_FIELD)}
 
 
