@@ -77,18 +77,18 @@ def test_a_tool_venv_built_without_bytecode_is_rebuilt_with_it_and_keeps_its_mom
     root = tmp_path / "tools"
     first = resolve_tool("obelize==0.7.0", tool_root=root, exclude_newer="2026-12-01T00:00:00Z")
     assert first.exclude_newer_tool is not None
-    marker_file = Path(first.python).parent.parent / "bench-tool.json"
-    old = json.loads(marker_file.read_text(encoding="utf-8"))
-    assert old[tool_env.BYTECODE_FIELD] == tool_env.COMPILED
+    venv = Path(first.python).parent.parent
+    old = tool_env.read_marker(venv)
+    assert old is not None and old[tool_env.BYTECODE_FIELD] == tool_env.COMPILED
     del old[tool_env.BYTECODE_FIELD]
-    marker_file.write_text(json.dumps(old), encoding="utf-8")
+    (venv / tool_env.MARKER).write_text(json.dumps(old), encoding="utf-8")
     shutil.rmtree(_package(first) / "__pycache__")
     (log,) = (root / "logs").glob("*.install.log")
     stamp = log.stat().st_mtime_ns
     again = resolve_tool("obelize==0.7.0", tool_root=root, exclude_newer="2026-12-01T00:00:00Z")
     assert again == first  # the same folder, release and moment
     assert [log] == list((root / "logs").glob("*.install.log")) and log.stat().st_mtime_ns > stamp  # installed again
-    assert json.loads(marker_file.read_text(encoding="utf-8"))[tool_env.BYTECODE_FIELD] == tool_env.COMPILED
+    assert (tool_env.read_marker(venv) or {}).get(tool_env.BYTECODE_FIELD) == tool_env.COMPILED
     assert _every_module_compiled(_package(again))
 
 
