@@ -34,6 +34,8 @@ class RoundContext(FrozenModel):
     #: the template environments' folder, set by the session (``--bench-env-templates``, else the base
     #: work root's ``env-templates``); None: ``<work_root>/env-templates``
     env_templates: str | None = None
+    #: compile a template's modules when it is built (``--bench-template-bytecode``, ``venv_views.compiled``)
+    template_bytecode: bool = True
     repo_cache: str | None = None
     interpreter_policy: Literal["exact", "minor"] = "exact"
     python_search: tuple[str, ...] = ()

@@ -218,6 +218,28 @@ def install_pinned(
     )
 
 
+#: Step ``bytecode``'s program: every module of the venv's site-packages compiled where it sits,
+#: symlinked ones (an SDK's files, links into the uv cache) read through their link.  It exits 0
+#: whatever it met: a file that does not compile (Python 2 code a package ships as data) is named
+#: in the log and left as it was, as an import would leave it.
+_BYTECODE_PROGRAM = (
+    "import compileall, sysconfig\n"
+    "for folder in sorted({sysconfig.get_path('purelib'), sysconfig.get_path('platlib')}):\n"
+    "    compileall.compile_dir(folder, quiet=1)\n"
+)
+
+
+def compile_bytecode(runner: StepRunner, *, number: int, interpreter: Path, timeout: float) -> None:
+    """Step ``bytecode``: the venv's packages compiled, before it is kept as a template.
+
+    Why: every step runs with ``PYTHONDONTWRITEBYTECODE``, so a suite that imports the legacy SDK
+    compiled it from source on every run (about 1.1 s of processor against 0.45 s from bytecode);
+    a template is built once and imported by every suite of every case of its key.  Never the
+    case's error: a step that fails or runs out of time leaves modules uncompiled, not wrong.
+    """
+    runner.run(number, "bytecode", [os.fspath(interpreter), "-I", "-c", _BYTECODE_PROGRAM], timeout=timeout)
+
+
 def packages_digest(runner: StepRunner, *, interpreter: Path, checkout: Path) -> str:
     """Step 7 ``freeze``: sha256 of ``uv pip freeze`` with the checkout's path shown as ``<case>``.
 
@@ -281,6 +303,7 @@ __all__ = [
     "InterpreterKey",
     "case_environment",
     "check_installed_version",
+    "compile_bytecode",
     "create_venv",
     "default_uv_cache",
     "describe_interpreter",

@@ -16,6 +16,9 @@ again.  A later case of the same key gets a writable view of it instead of its o
   disk that discards freed blocks, that is less than half of ``cp -a``'s time, and removing the
   case's tree later frees no inode of those links.
 
+The template is compiled before it is copied aside (step ``bytecode``, ``venv_views.compiled``): the
+steps run with ``PYTHONDONTWRITEBYTECODE``, so every suite importing the legacy SDK compiled it again.
+
 The record says which (``env_view``: ``overlay``, ``copy``, ``built`` for the case that made the
 template, ``installed`` for a case that kept its own installs: its environment has no key, or
 another case published the key's template first) and the key (``env_template``, null without one).
@@ -28,7 +31,7 @@ read through ``importlib.metadata`` in the case's own view, and the freeze lists
 
 The new SDK has templates too.  The key of the legacy SDK's install followed by the new SDK's pin
 (``envreuse.environment_key`` with both) names an *installed* template: the upper layer an install
-of the new SDK left over the legacy template, kept as ``delta`` beside a manifest naming its base.
+of the new SDK left over the legacy template, kept as ``delta`` (with its bytecode) beside a manifest naming its base.
 An overlay case whose baseline wrote nothing but bytecode caches into its venv (``upper_layer``)
 mounts the base and the delta instead of installing the new SDK again (``env_template_after`` in
 its record); the first such case installs, and its upper layer, which then holds that install and
@@ -45,7 +48,6 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +55,6 @@ from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
 from pytest_obelize_bench.case.copy_layer import changes, write_layer
 from pytest_obelize_bench.case.interpreter import Interpreter
-from pytest_obelize_bench.case.upper_layer import drop_caches
 from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, Step, inherited
 from pytest_obelize_bench.isolation.steps import StepRunner
@@ -207,8 +208,9 @@ class Templates:
         """Keep ``upper``, an install's upper layer over ``base`` and nothing else, as the template
         of ``key``, unless one exists; whole or absent, as ``publish``.  True when this call made it."""
         manifest = {"base": base.key, "used": base.used, "build": base.build, "machine": base.machine}
-        # An install writes no bytecode; a cache compiled by a check is not the template's.
-        return self._publish(key, upper, _DELTA, manifest, drop_caches)
+        # Bytecode included: the layer was emptied of caches before the install (``unwritten_template``),
+        # so what it holds now is the install and step ``bytecode``'s compilation of it.
+        return self._publish(key, upper, _DELTA, manifest)
 
     def publish(self, key: str, venv: Path, interpreter: Interpreter) -> bool:
         """Copy a case's just-installed venv aside as the template of ``key``, unless one exists.
@@ -216,14 +218,7 @@ class Templates:
         manifest = {"used": interpreter.used, "build": interpreter.build, "machine": interpreter.machine}
         return self._publish(key, venv, "venv", manifest)
 
-    def _publish(
-        self,
-        key: str,
-        source: Path,
-        part: str,
-        manifest: dict[str, str],
-        tidy: Callable[[Path], object] | None = None,
-    ) -> bool:
+    def _publish(self, key: str, source: Path, part: str, manifest: dict[str, str]) -> bool:
         """``source`` copied to ``<key>/<part>`` under a lock, into a temporary folder renamed into
         place, the manifest written last: a template is either whole or absent.  A copy that fails
         leaves no template (and no error: the case goes on with its own venv)."""
@@ -237,8 +232,6 @@ class Templates:
             shutil.rmtree(folder / part, ignore_errors=True)
             if not _copy_tree(source, staging):
                 return False
-            if tidy is not None:
-                tidy(staging)
             os.replace(staging, folder / part)
             write_atomically(folder / _MANIFEST, json.dumps(manifest, sort_keys=True) + "\n")
         return self.find(key) is not None

@@ -14,6 +14,7 @@ from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case.copy_layer import apply_layer, changes
 from pytest_obelize_bench.case.environment import (
     check_installed_version,
+    compile_bytecode,
     install_pinned,
     link_mode,
     run_install_commands,
@@ -79,10 +80,21 @@ def published(run: CaseRun, install: Callable[[], str]) -> str:
         if key is None:
             run.env_view = "installed"
             return
-        made = Templates(run.context.templates_dir).publish(key, run.checkout / ".venv", run.venv())
+        templates = Templates(run.context.templates_dir)
+        if templates.find(key) is None:  # compiled for the cases to come, not for one that lost the race
+            compiled(run, Step.INSTALL_FROM)
+        made = templates.publish(key, run.checkout / ".venv", run.venv())
         run.env_view = "built" if made else "installed"
 
     return then_published(install, publish)
+
+
+def compiled(run: CaseRun, number: int) -> None:
+    """Step ``bytecode`` in the case's venv, just before what it holds is published as a template
+    (unless ``--bench-template-bytecode=none``)."""
+    if not run.context.template_bytecode:
+        return
+    compile_bytecode(run.steps(), number=number, interpreter=run.venv().executable, timeout=run.limit("install"))
 
 
 def then_published(install: Callable[[], str], publish: Callable[[], object]) -> str:
@@ -127,6 +139,7 @@ def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, 
         form="overlay",
         lay=lambda found, _delta: sandbox.mount_template(*found.layers),
         publish=lambda templates, key: templates.publish_installed(key, base, sandbox.layout.venv_upper),
+        compile_first=True,
     )
 
 
@@ -174,10 +187,12 @@ def _new_sdk_layered(
     form: str,
     lay: Callable[[Template, Path], None],
     publish: Callable[[Templates, str], object],
+    compile_first: bool = False,
 ) -> str:
     """What the overlay and the copy view share: the installed template of ``before`` and the new
     pin, when one of this ``form`` was built over ``base``, is laid on the case's view and checked
-    there; without one, the pin is installed into the view and what that changed is published."""
+    there; without one, the pin is installed into the view and what that changed is published
+    (compiled first with ``compile_first``: an overlay's layer keeps bytecode, a copy layer none)."""
     key = environment_key_of(run, [*before, f"{distribution}=={version}"])
     if key is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
@@ -194,9 +209,15 @@ def _new_sdk_layered(
             version=version,
             interpreter=run.venv().executable,
         )
+
+    def compile_then_publish() -> None:
+        if compile_first and templates.find(key) is None:
+            compiled(run, Step.INSTALL_TO)
+        publish(templates, key)
+
     return then_published(
         lambda: install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
-        lambda: publish(templates, key),
+        compile_then_publish,
     )
 
 

@@ -297,7 +297,7 @@ def read_round_attempts(folder: Path) -> dict[str, list[Record]]:
 #: Steps that prepare a case's environment.  Which of them run depends on whether a template of
 #: its key existed (``case/templates.py``), so on which case ran first: two runs need not agree on
 #: them.  The checks of what the environment holds (``install-from-check``, ``freeze``) stay.
-PREPARATION_STEPS = frozenset({"venv", "resolve", "install", "install-from", "install-to"})
+PREPARATION_STEPS = frozenset({"venv", "resolve", "install", "install-from", "install-to", "bytecode"})
 
 
 def comparable(record: Record) -> dict[str, Any]:

@@ -71,6 +71,13 @@ def _round_options(group: pytest.OptionGroup) -> None:
         help="keep template environments in DIR; several work roots may share it (default: <work>/env-templates)",
     )
     group.addoption(
+        "--bench-template-bytecode",
+        choices=("compile", "none"),
+        default="compile",
+        help="compile a template environment's modules once when it is built (compile), or leave every suite"
+        " that imports them to compile them again (none: for a round run once on a machine then discarded)",
+    )
+    group.addoption(
         "--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them"
     )
     group.addoption(

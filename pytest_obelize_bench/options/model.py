@@ -49,6 +49,7 @@ class BenchOptions:
     #: absolute (``~`` expanded, relative to where the session started), or None when not given
     work: str | None
     env_templates: str | None
+    template_bytecode: Literal["compile", "none"]
     repo_cache: str | None
     interpreter: Literal["exact", "minor"]
     python_path: tuple[str, ...]

@@ -148,6 +148,7 @@ def build_context(
         work_root=str(work_root),
         # The round's and the comparison's suites share the base work root's templates.
         env_templates=str(templates),
+        template_bytecode=options.template_bytecode == "compile",
         repo_cache=cache_option,
         interpreter_policy=options.interpreter,
         python_search=tuple(str(Path(p).expanduser()) for p in options.python_path),

@@ -16,6 +16,7 @@ from pytest_obelize_bench.case import environment
 from pytest_obelize_bench.case.environment import (
     Interpreter,
     check_installed_version,
+    compile_bytecode,
     create_venv,
     discovery_path,
     packages_digest,
@@ -26,6 +27,7 @@ from pytest_obelize_bench.case.environment import (
 from pytest_obelize_bench.isolation.elide import DETAIL_CHARS, public_detail
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
+from tests.helpers.bytecode import up_to_date
 from tests.helpers.environment_install import HARNESS, HARNESS_BIN, HARNESS_KEY, activate, make_runner, venv_of
 from tests.helpers.wheels import write_wheel
 
@@ -261,3 +263,30 @@ def test_packages_digest_does_not_depend_on_where_the_checkout_is(tmp_path: Path
         assert str(runner.cwd) in log  # the listing names the checkout; the digest does not
         digests.append(digest)
     assert re.fullmatch(r"[0-9a-f]{64}", digests[0]) and digests[0] == digests[1]
+
+
+def test_bytecode_compiles_every_module_of_the_venv_and_never_fails_the_case(
+    venv_runner: tuple[StepRunner, Interpreter], tmp_path: Path
+) -> None:
+    """A linked module (as uv links an SDK's files into its cache) is compiled where the link sits;
+    one that is not Python 3 is named in the log and left, and the step still exits 0."""
+    runner, interpreter = venv_runner
+    (site,) = venv_of(runner).glob("lib/python*/site-packages")
+    outside = tmp_path / "cache" / "linked.py"
+    outside.parent.mkdir()
+    outside.write_text("VALUE = 1\n", encoding="utf-8")
+    (site / "linked.py").symlink_to(outside)
+    (site / "pkg" / "deep").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (site / "pkg" / "deep" / "module.py").write_text("X = 2\n", encoding="utf-8")
+    (site / "old_syntax.py").write_text("print 'python 2'\n", encoding="utf-8")
+
+    compile_bytecode(runner, number=4, interpreter=interpreter.executable, timeout=120)
+
+    step = runner.steps[-1]
+    assert (step.name, step.number, step.exit_code, step.timed_out) == ("bytecode", 4, 0, False)
+    assert up_to_date(site / "linked.py") and up_to_date(site / "pkg" / "deep" / "module.py")
+    assert not (outside.parent / "__pycache__").exists()  # beside the link, not in the cache
+    assert not up_to_date(site / "old_syntax.py")
+    (log,) = runner.logs.glob("*-bytecode.log")
+    assert "old_syntax.py" in log.read_text(encoding="utf-8")

@@ -191,8 +191,11 @@ def inner_addopts() -> str:
 
     One key per install across the suite's rounds, built once by whichever round needs it first
     instead of once by every round: about a sixth of the suite's time (``docs/explanation/performance.md``).
+    Nor is a template compiled (``--bench-template-bytecode=none``): no fixture's suite imports the
+    SDK, and some forty builds at two processor-seconds each would cost the suite a minute; the tests
+    of step ``bytecode`` name ``compile``.
     """
-    options = [INNER_ADDOPTS, f"--exclude-newer={TEST_CUTOFF}"]
+    options = [INNER_ADDOPTS, f"--exclude-newer={TEST_CUTOFF}", "--bench-template-bytecode=none"]
     options += [f"--bench-env-templates={folder}" for folder in _SHARED_TEMPLATES]
     return " ".join(options)
 

@@ -43,6 +43,11 @@ def test_no_option_is_no_benchmark_session() -> None:
     assert options.fail_on == frozenset()
 
 
+def test_a_template_is_compiled_unless_a_round_says_none() -> None:
+    assert build_options(given()).template_bytecode == "compile"
+    assert build_options(given(("--bench-template-bytecode", "none"))).template_bytecode == "none"
+
+
 def test_a_round_and_the_fixtures_pass_are_modes() -> None:
     assert build_options(given(("--bench-round", 3))).mode == "round"
     assert build_options(given(("--fixtures-only", True))).mode == "fixtures"

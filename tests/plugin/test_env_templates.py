@@ -23,6 +23,7 @@ import pytest
 
 from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from tests.helpers import rounds
+from tests.helpers.bytecode import every_module_up_to_date
 from tests.helpers.rounds import run_pytest
 from tests.helpers.sandbox import path_with, tree_digest
 
@@ -127,6 +128,7 @@ class Rounds:
             f"--exclude-newer={CUTOFF}",
             f"--bench-work={self.work}",
             f"--bench-env-templates={self.folder}",  # not the suite run's: it watches them built
+            "--bench-template-bytecode=compile",  # the default, which the suite's other rounds turn off
             f"--bench-results={self.root / results}",
             "-q",
             "-k",
@@ -223,6 +225,15 @@ def first_builds_next_ones_view(templated: Templated) -> None:
     assert steps["p3"][steps["p3"].index("install-from-check") - 1] in ("venv", "fetch")
     assert third["sdk_from"] == "0.8.6" and third["packages_sha256"] == first["packages_sha256"]
     assert third["python_used"] == first["python_used"]
+    # The builder compiled its venv before publishing it, so every view imports the SDK from bytecode.
+    built = [(step["name"], step["exit_code"]) for step in records["p1__trap-vertex"]["steps"]]
+    assert built.index(("bytecode", 0)) == built.index(("install-from-check", 0)) + 1
+    for names in steps.values():  # a viewer compiles at most the new SDK it installs, never its template
+        assert all(names[index - 1] == "install-to-check" for index, name in enumerate(names) if name == "bytecode")
+    (site,) = (templated.rounds.folder / key / "venv").glob("lib/python*/site-packages")
+    # Under the sandbox the SDK's files are links into the uv cache; they are compiled all the same.
+    assert (site / "google" / "generativeai" / "__init__.py").is_symlink() == (templated.rounds.view == "overlay")
+    assert every_module_up_to_date(site / "google" / "generativeai")
     if templated.rounds.view == "overlay":
         assert first["sandbox"].startswith("bwrap ") and third["sandbox"] == first["sandbox"]
 
@@ -287,7 +298,14 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
     assert r2["env_template_after"] not in (None, key) and "install-to" in steps["r2"]  # first of its key
     delta = templated.rounds.folder / key / "delta"
     assert list(delta.glob("lib/python*/site-packages/google_genai-*.dist-info"))
-    assert not list(delta.rglob("*.pyc")) and not list(delta.rglob("written_after_by_p4.py"))
+    assert not list(delta.rglob("written_after_by_p4.py"))
+    if templated.rounds.view == "overlay":  # the install and its bytecode, no cache of the legacy SDK's
+        assert "bytecode" in steps["p3"] and "bytecode" not in steps["p4"]
+        (genai,) = delta.glob("lib/python*/site-packages/google/genai")
+        assert every_module_up_to_date(genai)
+        assert not list(delta.glob("lib/python*/site-packages/google/generativeai"))
+    else:  # a copy layer is what the comparison saw, which leaves caches out
+        assert not list(delta.rglob("*.pyc"))
     work = templated.rounds.work / "round-2"
     if templated.rounds.view == "overlay":
         p4_venv, p3_venv = work / "p4__trap-vertex.venv-upper", work / "p3__trap-vertex.venv-upper"

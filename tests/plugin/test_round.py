@@ -88,6 +88,7 @@ def test_the_steps_follow_the_protocol(serial_round: Any) -> None:
         "freeze",
         "after",
     ]
+    # and no ``bytecode`` after ``install-from-check``: this suite's rounds say --bench-template-bytecode=none
     assert [name for name in dict.fromkeys(names)] == order
     fix = next(step for step in record["steps"] if step["name"] == "fix")
     assert fix["argv"][1:] == [

@@ -19,6 +19,7 @@ from pytest_obelize_bench.tool.info import ToolError, ToolInfo
 from pytest_obelize_bench.tool.packs import pack_provenance
 from pytest_obelize_bench.tool.venv import resolve_tool
 from tests.helpers.app_repo import APP, commit_all, make_app_repo
+from tests.helpers.bytecode import every_module_up_to_date
 from tests.helpers.packs import GEMINI, GEMINI_SHA
 from tests.helpers.sdist import SdistUnavailable, obelize_sdist
 from tests.helpers.step_runners import Done, FakeRunner, SubprocessRunner
@@ -44,7 +45,7 @@ def test_a_pinned_release_gets_a_tool_venv_of_its_own(tmp_path: Path) -> None:
     assert out.stdout.strip() == "obelize 0.7.0"
     assert len(list((root / "logs").glob("*.install.log"))) == 1
     # compiled when installed: in the read-only sandbox no call could keep a bytecode cache
-    assert _every_module_compiled(_package(info))
+    assert every_module_up_to_date(_package(info))
 
     # reused, not rebuilt, while the marker names the same spec
     marker = Path(info.python).parent.parent / "bench-tool.json"
@@ -61,13 +62,6 @@ def _package(info: ToolInfo) -> Path:
     """The obelize package inside a release's tool venv."""
     (package,) = Path(info.python).parent.parent.glob("lib/python*/site-packages/obelize")
     return package
-
-
-def _every_module_compiled(package: Path) -> bool:
-    """Every module at the package's top has its bytecode (the probe, which runs outside the
-    sandbox and could write some, imports only a few of them)."""
-    modules = {path.stem for path in package.glob("*.py")}
-    return bool(modules) and modules <= {path.name.split(".")[0] for path in (package / "__pycache__").glob("*.pyc")}
 
 
 @pytest.mark.usefixtures("index_uv_cache")
@@ -89,7 +83,7 @@ def test_a_tool_venv_built_without_bytecode_is_rebuilt_with_it_and_keeps_its_mom
     assert again == first  # the same folder, release and moment
     assert [log] == list((root / "logs").glob("*.install.log")) and log.stat().st_mtime_ns > stamp  # installed again
     assert (tool_env.read_marker(venv) or {}).get(tool_env.BYTECODE_FIELD) == tool_env.COMPILED
-    assert _every_module_compiled(_package(again))
+    assert every_module_up_to_date(_package(again))
 
 
 @pytest.mark.usefixtures("index_uv_cache")
