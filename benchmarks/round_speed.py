@@ -12,6 +12,10 @@ real plugin over them, one round after another, in this process's children:
   round of the same cases would;
 * resumed: ``--bench-resume`` of the warm ``-n 2`` run, nothing changed.
 
+``--sdk-suites`` gives the two suite cases a suite that imports the legacy SDK (and the new one once
+it is installed), as the code under test in a real repository does, instead of one that sleeps:
+what the suites then cost depends on the venv's bytecode (step ``bytecode``, ``case/templates.py``).
+
 ``--work-root=memory`` (the default where /dev/shm exists) puts the work root, where every
 case's checkout and venv are made, on a memory filesystem; ``--work-root=disk`` in the system
 temp folder.  The uv cache stays on disk either way.
@@ -50,14 +54,23 @@ from tests.helpers.workers import usable_cores  # noqa: E402
 
 WORK_STEPS = frozenset({"fix", "baseline", "after"})
 #: Everything a case runs before its baseline suite.
-BEFORE_BASELINE = frozenset({"fetch", "venv", "resolve", "install", "install-from", "install-from-check"})
+BEFORE_BASELINE = frozenset({"fetch", "venv", "resolve", "install", "install-from", "install-from-check", "bytecode"})
 INSTALLS = frozenset({"install", "install-from", "install-to"})
 CHECKS = frozenset({"install-from-check", "install-to-check", "freeze"})
 SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
+#: A suite's cost in a real repository: the code under test imports the SDK it uses.
+SDK_CHECK = """\
+import importlib.util
+import google.generativeai
+if importlib.util.find_spec("google.genai") is not None:
+    import google.genai
+print("ok")
+"""
 
 
-def build_cases(root: Path) -> list[dict[str, Any]]:
-    """Ten cases: 6 plain, 2 with ``-r requirements.txt``, 2 with a suite of a few seconds."""
+def build_cases(root: Path, *, sdk_suites: bool = False) -> list[dict[str, Any]]:
+    """Ten cases: 6 plain, 2 with ``-r requirements.txt``, 2 with a suite (a few seconds' sleep, or
+    with ``sdk_suites`` the SDKs' imports)."""
     rows: list[dict[str, Any]] = []
     plain = ("trap-vertex", "trap-vertex-preview", "trap-manifest-disagrees")
     for index, fixture in enumerate(plain * 2):
@@ -72,7 +85,7 @@ def build_cases(root: Path) -> list[dict[str, Any]]:
         owner = f"suite{index}"
         row = rounds.case_row_from_fixture("trap-vertex", owner, root / owner)
         row.update(test_cmd="python slow_check.py", has_test_files=True)
-        rows.append(rounds.with_files(row, root / owner, {"slow_check.py": SLOW_CHECK}))
+        rows.append(rounds.with_files(row, root / owner, {"slow_check.py": SDK_CHECK if sdk_suites else SLOW_CHECK}))
     return rows
 
 
@@ -118,8 +131,9 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     installs = sum(step["duration_s"] for step in steps if step["name"] in INSTALLS)
     checks = sum(step["duration_s"] for step in steps if step["name"] in CHECKS)
     before = sum(step["duration_s"] for step in steps if step["name"] in BEFORE_BASELINE)
+    suites = [step["duration_s"] for step in steps if step["name"] in ("baseline", "after")]
     out = {"steps": total, "work": work, "installs": installs, "checks": checks, "before": before}
-    out["cases"] = float(len(records))
+    out["cases"], out["suite runs"], out["suites"] = float(len(records)), float(len(suites)), sum(suites)
     for record in records:
         view = f"view:{record['provenance'].get('env_view')}"
         out[view] = out.get(view, 0.0) + 1
@@ -179,6 +193,11 @@ def main() -> None:
     )
     parser.add_argument("--steps", action="store_true", help="also print each round's wall time and step totals")
     parser.add_argument(
+        "--sdk-suites",
+        action="store_true",
+        help="the suite cases import the SDKs, as real suites do; they sleep without it",
+    )
+    parser.add_argument(
         "--uv-cache",
         type=Path,
         default=None,
@@ -191,7 +210,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="obelize-bench-speed-") as folder:
         root = Path(folder)
         project = root / "project"
-        rounds.write_case_file(project / "cases" / "cases.yaml", build_cases(root))
+        rounds.write_case_file(project / "cases" / "cases.yaml", build_cases(root, sdk_suites=arguments.sdk_suites))
         cutoff = time.strftime("--exclude-newer=%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         parent = work_parent(placement)
         work_folder = tempfile.TemporaryDirectory(prefix="obelize-bench-speed-work-", dir=parent)
@@ -218,6 +237,7 @@ def main() -> None:
         report: dict[str, float | str] = {
             "work root": placement,
             "warm round wall / sum of fix and suite steps": walls["warm -n 1"] / warm["work"],
+            "suite step, warm, mean of each baseline and after run (s)": warm["suites"] / max(warm["suite runs"], 1),
             "preparation per case, warm, before the baseline, from steps (s)": warm["before"] / warm["cases"],
             "preparation per case, warm, every step but fix and suites (s)": prep_steps,
             "preparation per case, warm, wall minus fix and suites (s)": prep_wall,
