@@ -36,8 +36,10 @@ pytest_plugins = (
 )
 
 
-#: The name hypothesis registers its pytest plugin under, blocked in a benchmark session.
-HYPOTHESIS_PLUGIN = "hypothesispytest"
+#: The names hypothesis and pytest-randomly register their pytest plugins under, blocked in a
+#: benchmark session (``pytest_configure``).
+HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN = "hypothesispytest", "randomly"
+SET_ASIDE_PLUGINS = (HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -68,12 +70,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _terminate_as_interrupt()
     # The benchmark's items run in the harness's own order (longest first, ties in file order)
-    # whatever plugins are installed: pytest-randomly would shuffle them in every session.
-    if hasattr(config.option, "randomly_reorganize"):
-        config.option.randomly_reorganize = False
-    # hypothesis's plugin (the test extra installs it) imports all of hypothesis in its terminal
-    # summary, about 0.16 s at the end of every session; a benchmark session runs no hypothesis test.
-    config.pluginmanager.set_blocked(HYPOTHESIS_PLUGIN)
+    # whatever plugins are installed: pytest-randomly would shuffle them, reseed ``random`` before
+    # each item, and head the session with a seed that changes nothing.  hypothesis's plugin (the
+    # test extra installs both) imports all of hypothesis in its terminal summary, about 0.16 s at
+    # the end of every session; a benchmark session runs no hypothesis test.
+    for name in SET_ASIDE_PLUGINS:
+        config.pluginmanager.set_blocked(name)
 
     from pytest_obelize_bench.casefile.cases import UNREADABLE, CaseFileError
     from pytest_obelize_bench.session.startup import build_context, load_items

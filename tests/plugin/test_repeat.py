@@ -54,11 +54,12 @@ def test_the_benchmark_order_is_the_harness_own_whatever_pytest_randomly_would_d
     assert cases == sorted(cases)  # a first round: no durations yet, so the case file's order
 
 
-def test_a_benchmark_session_blocks_hypothesis_plugin_and_leaves_it_to_other_sessions(
+def test_a_benchmark_session_blocks_hypothesis_and_randomly_and_leaves_them_to_other_sessions(
     pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """hypothesis's plugin imports all of hypothesis in its terminal summary (about 0.16 s a session);
-    a benchmark session has no hypothesis test, so it goes without it, on the controller and on workers."""
+    pytest-randomly would reseed ``random`` before each item and print a seed that orders nothing.  A
+    benchmark session goes without both, on the controller and on workers."""
     shutil.copytree(FIXTURES / "clean", pytester.path / "cases" / "fixtures" / "clean")
     seen = pytester.path / "seen"
     seen.mkdir()
@@ -69,19 +70,23 @@ def test_a_benchmark_session_blocks_hypothesis_plugin_and_leaves_it_to_other_ses
         def pytest_sessionstart(session):
             # the worker id from xdist's own input: an outer xdist run sets PYTEST_XDIST_WORKER for all
             where = getattr(session.config, "workerinput", {{}}).get("workerid", "controller")
-            loaded = session.config.pluginmanager.has_plugin("hypothesispytest")
+            manager = session.config.pluginmanager
+            loaded = [manager.has_plugin(name) for name in ("hypothesispytest", "randomly")]
             (Path({str(seen)!r}) / where).write_text(str(loaded))
         """
     )
-    on = ("-p", "hypothesispytest", "-p", "no:cacheprovider")  # the inner runs' options block it
+    # the inner runs' options block both
+    on = ("-p", "hypothesispytest", "-p", "randomly", "--randomly-seed=7", "-p", "no:cacheprovider")
     work = f"--bench-work={tmp_path_factory.mktemp('work')}"  # outside the project with the conftest
     bench = pytester.runpytest_subprocess("--fixtures-only", work, "-n", "2", *on)
     assert bench.ret == 0, bench.stdout.str()[-3000:]
     assert {path.name: path.read_text() for path in seen.iterdir()} == dict.fromkeys(
-        ["controller", "gw0", "gw1"], "False"
+        ["controller", "gw0", "gw1"], "[False, False]"
     )
-    other = pytester.runpytest_subprocess("--collect-only", "-q", *on)
-    assert (seen / "controller").read_text() == "True", other.stdout.str()
+    assert "randomly-seed" not in bench.stdout.str()
+    other = pytester.runpytest_subprocess("--collect-only", *on)
+    assert (seen / "controller").read_text() == "[True, True]", other.stdout.str()
+    assert "Using --randomly-seed=7" in other.stdout.str()
 
 
 def test_k_must_be_at_least_one(pytester: pytest.Pytester) -> None:
