@@ -1,4 +1,5 @@
-"""Steps 3, 4 and 7: the case's install commands, its pinned installs checked in place, the freeze.
+"""Steps 3, 4 and 7: the case's install commands, its pinned installs checked in place, a
+template's bytecode, the freeze.
 
 Why it is strict: an unpinned install resolves silently to another SDK.  So after every pinned
 install the case's own interpreter is asked which version it has (``importlib.metadata``), and the
