@@ -47,7 +47,8 @@ def take_template(run: CaseRun, template: Template, interpreter: Interpreter) ->
         run.sandbox.mount_template(template.venv)
         run.env_view = "overlay"
     else:
-        copy_view(run.steps(), template, venv, timeout=run.limit("venv"))
+        # A case without a suite runs nothing in its venv that could use the template's bytecode.
+        copy_view(run.steps(), template, venv, timeout=run.limit("venv"), bytecode=run.case.test_cmd is not None)
         run.env_view = "copy"
     run.interpreter = in_view(interpreter, venv)
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytest_obelize_bench.case.copy_layer import changes
 from pytest_obelize_bench.case.templates import LINK_COPY
 from tests.helpers.sandbox import tree_digest
 
@@ -29,9 +30,9 @@ def _template(root: Path) -> Path:
     return venv
 
 
-def _copy(template: Path, target: Path) -> None:
+def _copy(template: Path, target: Path, *extra: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-I", "-c", LINK_COPY, str(template), str(target)],
+        [sys.executable, "-I", "-c", LINK_COPY, str(template), str(target), *extra],
         capture_output=True,
         text=True,
         check=False,
@@ -45,6 +46,22 @@ def test_the_copy_is_the_template_entry_for_entry(tmp_path: Path) -> None:
     _copy(template, tmp_path / "case" / ".venv")
     assert tree_digest(tmp_path / "case" / ".venv") == tree_digest(template)
     assert os.access(tmp_path / "case" / ".venv" / "bin" / "tool", os.X_OK)
+
+
+def test_the_bytecode_is_copied_unless_the_case_runs_nothing_in_its_venv(tmp_path: Path) -> None:
+    template = _template(tmp_path)
+    cache = template / "lib" / "python3.12" / "site-packages" / "google" / "generativeai" / "__pycache__"
+    cache.mkdir()
+    (cache / "__init__.cpython-312.pyc").write_bytes(b"compiled")
+    with_caches, without = tmp_path / "suite" / ".venv", tmp_path / "no-suite" / ".venv"
+    _copy(template, with_caches, "with-bytecode")
+    _copy(template, without, "without-bytecode")
+    relative = cache.relative_to(template) / "__init__.cpython-312.pyc"
+    assert (with_caches / relative).read_bytes() == b"compiled"
+    assert (with_caches / relative).lstat().st_ino != (template / relative).lstat().st_ino  # a copy, not a link
+    assert not (without / relative.parent).exists()
+    assert (without / relative.parent.parent / "__init__.py").is_symlink()  # the rest as before
+    assert changes(without, template).empty and changes(with_caches, template).empty
 
 
 def test_symlinks_are_hard_links_of_the_templates_and_files_are_copies(tmp_path: Path) -> None:

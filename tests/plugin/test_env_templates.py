@@ -234,6 +234,11 @@ def first_builds_next_ones_view(templated: Templated) -> None:
     # Under the sandbox the SDK's files are links into the uv cache; they are compiled all the same.
     assert (site / "google" / "generativeai" / "__init__.py").is_symlink() == (templated.rounds.view == "overlay")
     assert every_module_up_to_date(site / "google" / "generativeai")
+    if templated.rounds.view == "copy":  # a copy holds that bytecode only where a suite can use it
+        work = templated.rounds.work / "round-2"
+        for owner, suite in (("p3", True), ("r2", False)):
+            (sdk,) = (work / f"{owner}__trap-vertex" / ".venv").glob("lib/python*/site-packages/google/generativeai")
+            assert every_module_up_to_date(sdk) == suite, owner
     if templated.rounds.view == "overlay":
         assert first["sandbox"].startswith("bwrap ") and third["sandbox"] == first["sandbox"]
 
