@@ -23,7 +23,13 @@ import pytest
 
 from pytest_obelize_bench.isolation.sandbox import Probe
 from pytest_obelize_bench.options.read import options_of
-from tests.helpers.groups import WORKERINPUT_KEY, shared_fixture_groups, shared_fixture_scheduling, write_groups
+from tests.helpers.groups import (
+    WORKERINPUT_KEY,
+    shared_fixture_groups,
+    shared_fixture_scheduling,
+    slow_ranks,
+    write_groups,
+)
 from tests.helpers.rounds import inner_addopts, share_templates, shared_uv_cache
 from tests.helpers.sandbox import bwrap_probe, overlay_bwrap_probe
 from tests.helpers.workers import auto_workers, usable_cores
@@ -46,7 +52,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
     groups_file = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
     if groups_file:
-        write_groups(Path(groups_file), shared_fixture_groups(items))
+        write_groups(Path(groups_file), shared_fixture_groups(items), slow_ranks(items))
 
 
 def pytest_configure(config: pytest.Config) -> None:

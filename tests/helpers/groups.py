@@ -9,7 +9,8 @@ So the workers say which tests share a fixture (``shared_fixture_groups``, writt
 controller names) and the controller schedules with ``shared_fixture_scheduling``: xdist's
 scheduling by scope, each group one scope and every other test a scope of its own, as under
 ``load``. A group goes to one worker, which runs its round once, while the other worker runs
-everything else; the largest groups start first.
+everything else; the largest groups start first, then the slow tests, the fast ones last
+(``work_order``), so a long test never starts when the other workers have nothing left to do.
 
 A group is every slow test of a module that needs, directly or through another fixture, a
 module-scoped fixture of that module or a session-scoped fixture of its folder's ``conftest.py``
@@ -102,11 +103,43 @@ def shared_fixture_groups(items: Iterable[pytest.Item]) -> dict[str, str]:
     return {nodeid: names[root(keys[0])] for nodeid, keys in needs.items()}
 
 
-def write_groups(path: Path, groups: dict[str, str]) -> None:
-    """Every worker writes the same groups; each write replaces the file whole."""
+#: The rank of a slow test that runs benchmark sessions itself (``tests/plugin/``), of any other slow
+#: test; a test with neither rank is fast.
+INNER_SESSIONS, SLOW = 0, 1
+
+
+def slow_ranks(items: Iterable[pytest.Item]) -> dict[str, int]:
+    """Node id -> rank, for each slow item: the ones ``work_order`` sends before the fast ones."""
+    return {
+        item.nodeid: INNER_SESSIONS if item.nodeid.startswith("tests/plugin/") else SLOW
+        for item in items
+        if item.get_closest_marker("slow") is not None
+    }
+
+
+def work_order(scopes: list[tuple[str, list[str]]], ranks: dict[str, int]) -> list[str]:
+    """The scopes in the order the workers get them: groups first, largest first (xdist's order),
+    then single slow tests by rank, then the fast ones; ties keep the collection's order.
+
+    Why: a random collection order (pytest-randomly) left some runs with a minute-long test
+    starting last, on one worker, while the others had nothing left; the fast tests, about a
+    tenth of the suite's work, now fill the others' time at the end instead.
+    """
+
+    def key(scope: tuple[str, list[str]]) -> tuple[int, int]:
+        nodeids = scope[1]
+        if len(nodeids) > 1:
+            return (0, -len(nodeids))
+        return (1, ranks.get(nodeids[0], SLOW + 1))
+
+    return [name for name, _ in sorted(scopes, key=key)]
+
+
+def write_groups(path: Path, groups: dict[str, str], ranks: dict[str, int] | None = None) -> None:
+    """Every worker writes the same groups and ranks; each write replaces the file whole."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        json.dump(groups, stream, sort_keys=True)
+        json.dump({"groups": groups, "ranks": ranks or {}}, stream, sort_keys=True)
     os.replace(temporary, path)
 
 
@@ -116,16 +149,39 @@ def shared_fixture_scheduling(config: pytest.Config, log: Any, groups_file: Path
 
     class SharedFixtureScheduling(LoadScopeScheduling):  # type: ignore[misc]
         groups: dict[str, str] | None = None
+        ranks: dict[str, int] | None = None
+        ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
             if self.groups is None:  # the workers wrote it as they collected, before any test is sent
                 try:
-                    self.groups = json.loads(groups_file.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    self.groups = {}
+                    found = json.loads(groups_file.read_text(encoding="utf-8"))
+                    self.groups, self.ranks = dict(found["groups"]), dict(found["ranks"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    self.groups, self.ranks = {}, {}
             return str(self.groups.get(nodeid, nodeid))
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the queue is whole when the first unit is taken from it
+                self.ordered = True
+                queue = self.workqueue
+                scopes = [(name, list(units)) for name, units in queue.items()]
+                order = work_order(scopes, self.ranks or {})
+                units = {name: queue[name] for name in order}
+                queue.clear()
+                queue.update(units)
+            super()._assign_work_unit(node)
 
     return SharedFixtureScheduling(config, log)
 
 
-__all__ = ["WORKERINPUT_KEY", "shared_fixture_groups", "shared_fixture_scheduling", "write_groups"]
+__all__ = [
+    "INNER_SESSIONS",
+    "SLOW",
+    "WORKERINPUT_KEY",
+    "shared_fixture_groups",
+    "shared_fixture_scheduling",
+    "slow_ranks",
+    "work_order",
+    "write_groups",
+]

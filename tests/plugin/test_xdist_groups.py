@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.groups import shared_fixture_groups, write_groups
+from tests.helpers.groups import INNER_SESSIONS, SLOW, shared_fixture_groups, work_order, write_groups
 from tests.helpers.project import PROJECT
 from tests.helpers.rounds import INNER_ADDOPTS
 
@@ -151,5 +151,19 @@ def test_the_groups_file_is_replaced_whole(tmp_path: Path) -> None:
     path = tmp_path / "groups.json"
     write_groups(path, {"a::t": "a::f"})
     write_groups(path, {"b::t": "b::f"})
-    assert json.loads(path.read_text(encoding="utf-8")) == {"b::t": "b::f"}
+    assert json.loads(path.read_text(encoding="utf-8")) == {"groups": {"b::t": "b::f"}, "ranks": {}}
     assert [p.name for p in path.parent.iterdir()] == ["groups.json"]
+
+
+def test_groups_go_first_then_slow_tests_by_rank_then_fast_ones_in_collection_order() -> None:
+    scopes = [
+        ("fast-a", ["fast-a"]),
+        ("unit::x", ["unit::x"]),
+        ("session", ["session"]),
+        ("small-group", ["g1", "g2"]),
+        ("fast-b", ["fast-b"]),
+        ("slow", ["slow"]),
+        ("big-group", ["h1", "h2", "h3"]),
+    ]
+    ranks = {"session": INNER_SESSIONS, "slow": SLOW, "g1": SLOW}
+    assert work_order(scopes, ranks) == ["big-group", "small-group", "session", "slow", "fast-a", "unit::x", "fast-b"]
