@@ -123,7 +123,7 @@ def work_order(scopes: list[tuple[str, list[str]]], ranks: dict[str, int]) -> li
 
     Why: a random collection order (pytest-randomly) left some runs with a minute-long test
     starting last, on one worker, while the others had nothing left; the fast tests, about a
-    tenth of the suite's work, now fill the others' time at the end instead.
+    twentieth of the suite's work, now fill the others' time at the end instead.
     """
 
     def key(scope: tuple[str, list[str]]) -> tuple[int, int]:
