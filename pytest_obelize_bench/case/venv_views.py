@@ -82,18 +82,18 @@ def published(run: CaseRun, install: Callable[[], str]) -> str:
             run.env_view = "installed"
             return
         templates = Templates(run.context.templates_dir)
-        if templates.find(key) is None:  # compiled for the cases to come, not for one that lost the race
-            compiled(run, Step.INSTALL_FROM)
+        compiled(run, Step.INSTALL_FROM, templates, key)
         made = templates.publish(key, run.checkout / ".venv", run.venv())
         run.env_view = "built" if made else "installed"
 
     return then_published(install, publish)
 
 
-def compiled(run: CaseRun, number: int) -> None:
-    """Step ``bytecode`` in the case's venv, just before what it holds is published as a template
-    (unless ``--bench-template-bytecode=none``)."""
-    if not run.context.template_bytecode:
+def compiled(run: CaseRun, number: int, templates: Templates, key: str) -> None:
+    """Step ``bytecode`` in the case's venv, just before what it holds is published as the template
+    of ``key``: unless ``--bench-template-bytecode=none``, or another case published it first (the
+    compiling is for the cases to come, and this case's publication would be refused)."""
+    if not run.context.template_bytecode or templates.find(key) is not None:
         return
     compile_bytecode(run.steps(), number=number, interpreter=run.venv().executable, timeout=run.limit("install"))
 
@@ -131,6 +131,13 @@ def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, 
     sandbox = run.sandbox
     if sandbox is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
+
+    def publish_layer(templates: Templates, key: str) -> None:
+        # An overlay's layer keeps the bytecode compiled into it; a copy layer, compared without
+        # caches, would keep none (``new_sdk_onto_copy``), so only this one is compiled.
+        compiled(run, Step.INSTALL_TO, templates, key)
+        templates.publish_installed(key, base, sandbox.layout.venv_upper)
+
     return _new_sdk_layered(
         run,
         base,
@@ -139,8 +146,7 @@ def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, 
         before,
         form="overlay",
         lay=lambda found, _delta: sandbox.mount_template(*found.layers),
-        publish=lambda templates, key: templates.publish_installed(key, base, sandbox.layout.venv_upper),
-        compile_first=True,
+        publish=publish_layer,
     )
 
 
@@ -188,12 +194,10 @@ def _new_sdk_layered(
     form: str,
     lay: Callable[[Template, Path], None],
     publish: Callable[[Templates, str], object],
-    compile_first: bool = False,
 ) -> str:
     """What the overlay and the copy view share: the installed template of ``before`` and the new
     pin, when one of this ``form`` was built over ``base``, is laid on the case's view and checked
-    there; without one, the pin is installed into the view and what that changed is published
-    (compiled first with ``compile_first``: an overlay's layer keeps bytecode, a copy layer none)."""
+    there; without one, the pin is installed into the view and what that changed is published."""
     key = environment_key_of(run, [*before, f"{distribution}=={version}"])
     if key is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
@@ -210,15 +214,9 @@ def _new_sdk_layered(
             version=version,
             interpreter=run.venv().executable,
         )
-
-    def compile_then_publish() -> None:
-        if compile_first and templates.find(key) is None:
-            compiled(run, Step.INSTALL_TO)
-        publish(templates, key)
-
     return then_published(
         lambda: install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before),
-        compile_then_publish,
+        lambda: publish(templates, key),
     )
 
 
