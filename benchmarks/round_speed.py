@@ -49,13 +49,14 @@ from typing import Any
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
+from pytest_obelize_bench.isolation.sandbox import INSTALL_STEPS, SUITE_STEPS  # noqa: E402
 from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
 from tests.helpers.workers import usable_cores  # noqa: E402
 
-WORK_STEPS = frozenset({"fix", "baseline", "after"})
+WORK_STEPS = frozenset({"fix"}) | SUITE_STEPS
 #: Everything a case runs before its baseline suite.
 BEFORE_BASELINE = frozenset({"fetch", "venv", "resolve", "install", "install-from", "install-from-check", "bytecode"})
-INSTALLS = frozenset({"install", "install-from", "install-to"})
+INSTALLS = INSTALL_STEPS
 CHECKS = frozenset({"install-from-check", "install-to-check", "freeze"})
 SLOW_CHECK = "import time\ntime.sleep(2.5)\nprint('ok')\n"
 #: A suite's cost in a real repository: the code under test imports the SDK it uses.
@@ -131,7 +132,7 @@ def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, floa
     installs = sum(step["duration_s"] for step in steps if step["name"] in INSTALLS)
     checks = sum(step["duration_s"] for step in steps if step["name"] in CHECKS)
     before = sum(step["duration_s"] for step in steps if step["name"] in BEFORE_BASELINE)
-    suites = [step["duration_s"] for step in steps if step["name"] in ("baseline", "after")]
+    suites = [step["duration_s"] for step in steps if step["name"] in SUITE_STEPS]
     out = {"steps": total, "work": work, "installs": installs, "checks": checks, "before": before}
     out["cases"], out["suite runs"], out["suites"] = float(len(records)), float(len(suites)), sum(suites)
     for record in records:
