@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,8 +82,9 @@ def changes(copy: Path, template: Path) -> Change:
     return Change(tuple(written), tuple(deleted))
 
 
-def write_layer(copy: Path, change: Change, layer: Path) -> None:
-    """The written entries of ``copy`` into ``layer`` (links as links), and the deleted list beside."""
+def write_layer(copy: Path, change: Change, layer: Path, bytecode: Mapping[str, Path] | None = None) -> None:
+    """The written entries of ``copy`` into ``layer`` (links as links), ``bytecode``'s files where
+    it says (``compiled_into``), and the deleted list beside."""
     layer.mkdir(parents=True)
     for relative in change.written:
         source, target = copy / relative, layer / relative
@@ -93,7 +95,34 @@ def write_layer(copy: Path, change: Change, layer: Path) -> None:
             target.mkdir(exist_ok=True)
         else:
             shutil.copy2(source, target, follow_symlinks=False)
+    for relative, compiled in (bytecode or {}).items():
+        target = layer / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(compiled, target, follow_symlinks=False)
     write_atomically(layer.parent / DELETED, json.dumps(list(change.deleted)) + "\n")
+
+
+def compiled_into(prefix: Path, venv: Path, sources: Sequence[str]) -> dict[str, Path]:
+    """The bytecode step ``compile_sources`` wrote into ``prefix`` for ``sources`` (paths relative
+    to ``venv``), by where each goes in a layer: ``<folder>/__pycache__/<module>.<tag>.pyc``.
+
+    Only regular files under the prefix's mirror of ``venv`` named for a listed source count; the
+    copy's own ``__pycache__`` folders are never read (a suite could have planted them).
+    """
+    mirror = prefix / os.fspath(venv.absolute()).lstrip(os.sep)
+    found: dict[str, Path] = {}
+    for relative in sources:
+        folder, _, name = relative.rpartition("/")
+        module = name.removesuffix(".py")
+        try:
+            entries = list(os.scandir(mirror / folder))
+        except OSError:
+            continue
+        for entry in entries:
+            parts = entry.name.split(".")
+            if len(parts) == 3 and parts[0] == module and parts[2] == "pyc" and entry.is_file(follow_symlinks=False):
+                found[f"{folder}/{CACHE}/{entry.name}" if folder else f"{CACHE}/{entry.name}"] = Path(entry.path)
+    return found
 
 
 def _inside(relative: str) -> bool:
@@ -101,10 +130,11 @@ def _inside(relative: str) -> bool:
     return bool(parts) and not Path(relative).is_absolute() and ".." not in parts
 
 
-def apply_layer(layer: Path, copy: Path) -> None:
+def apply_layer(layer: Path, copy: Path, *, bytecode: bool = True) -> None:
     """``copy`` as the install left the one ``layer`` was taken from: the deleted entries removed,
     then every entry of the layer copied over (a link hard-linked, as ``LINK_COPY`` does, so a
-    case can replace its own entry but never change the layer's)."""
+    case can replace its own entry but never change the layer's); its bytecode only with
+    ``bytecode`` (a case without a suite imports nothing from it)."""
     deleted = json.loads(read_bounded_file(layer.parent / DELETED, _DELETED_CAP).decode("utf-8"))
     for relative in deleted:
         if not isinstance(relative, str) or not _inside(relative):
@@ -115,6 +145,8 @@ def apply_layer(layer: Path, copy: Path) -> None:
         elif target.exists() or target.is_symlink():
             target.unlink()
     for folder, names, files in os.walk(layer):
+        if not bytecode:
+            names[:] = [name for name in names if name != CACHE]
         base = Path(folder)
         made = copy / base.relative_to(layer)
         made.mkdir(parents=True, exist_ok=True)
@@ -131,4 +163,4 @@ def apply_layer(layer: Path, copy: Path) -> None:
                 shutil.copy2(source, target, follow_symlinks=False)
 
 
-__all__ = ["CACHE", "DELETED", "Change", "Entry", "apply_layer", "changes", "snapshot", "write_layer"]
+__all__ = ["CACHE", "DELETED", "Change", "Entry", "apply_layer", "changes", "compiled_into", "snapshot", "write_layer"]

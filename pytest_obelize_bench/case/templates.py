@@ -48,6 +48,7 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,9 +188,12 @@ class Templates:
             return None
         return Template(key, base.venv, base.used, base.build, base.machine, base=base.key, delta=delta, form=form)
 
-    def publish_copy_layer(self, key: str, base: Template, copy: Path) -> bool:
+    def publish_copy_layer(
+        self, key: str, base: Template, copy: Path, bytecode: Mapping[str, Path] | None = None
+    ) -> bool:
         """Keep what an install changed in ``copy``, a copy of ``base`` that held nothing else, as the
-        template of ``key`` (form ``copy``), unless one exists; whole or absent, as ``publish``."""
+        template of ``key`` (form ``copy``), with ``bytecode`` compiled afresh for it
+        (``copy_layer.compiled_into``), unless one exists; whole or absent, as ``publish``."""
         folder = self.folder(key)
         folder.mkdir(parents=True, exist_ok=True)
         with exclusive_lock(folder / ".lock"):
@@ -199,7 +203,7 @@ class Templates:
             shutil.rmtree(staging, ignore_errors=True)
             shutil.rmtree(folder / _DELTA, ignore_errors=True)
             try:
-                write_layer(copy, changes(copy, base.venv), staging)
+                write_layer(copy, changes(copy, base.venv), staging, bytecode)
             except OSError:
                 shutil.rmtree(staging, ignore_errors=True)
                 return False

@@ -7,14 +7,16 @@ Kept apart from ``kinds.py``, which says which of these a kind of case runs and 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
-from pytest_obelize_bench.case.copy_layer import apply_layer, changes
+from pytest_obelize_bench.case.copy_layer import apply_layer, changes, compiled_into
 from pytest_obelize_bench.case.environment import (
     check_installed_version,
     compile_bytecode,
+    compile_sources,
     install_pinned,
     link_mode,
     run_install_commands,
@@ -133,8 +135,8 @@ def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, 
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
 
     def publish_layer(templates: Templates, key: str) -> None:
-        # An overlay's layer keeps the bytecode compiled into it; a copy layer, compared without
-        # caches, would keep none (``new_sdk_onto_copy``), so only this one is compiled.
+        # An overlay's layer keeps the bytecode compiled into it (it was emptied of caches before
+        # the install); a copy layer's is compiled apart instead (``layer_bytecode``).
         compiled(run, Step.INSTALL_TO, templates, key)
         templates.publish_installed(key, base, sandbox.layout.venv_upper)
 
@@ -168,9 +170,12 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
 
     def lay(found: Template, delta: Path) -> None:
         try:
-            apply_layer(delta, venv)
+            apply_layer(delta, venv, bytecode=run.case.test_cmd is not None)
         except (OSError, ValueError) as exc:
             raise CaseError("install-to", "install_failed", f"the copy layer of {found.key[:12]}: {exc}") from None
+
+    def publish_layer(templates: Templates, key: str) -> None:
+        templates.publish_copy_layer(key, base, venv, layer_bytecode(run, templates, key, base))
 
     return _new_sdk_layered(
         run,
@@ -180,8 +185,46 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
         before,
         form="copy",
         lay=lay,
-        publish=lambda templates, key: templates.publish_copy_layer(key, base, venv),
+        publish=publish_layer,
     )
+
+
+#: The folder, in the case's own temporary folder, that step ``bytecode`` of a copy layer compiles into.
+LAYER_BYTECODE = "layer-bytecode"
+
+
+def layer_bytecode(run: CaseRun, templates: Templates, key: str, base: Template) -> dict[str, Path]:
+    """The bytecode of the sources an install wrote into the case's copy, compiled afresh for its
+    layer (``environment.compile_sources``); none with ``--bench-template-bytecode=none``, or when
+    another case published the layer first."""
+    if not run.context.template_bytecode or templates.find(key) is not None:
+        return {}
+    venv = (run.checkout / ".venv").absolute()
+    sources = [
+        path
+        for path in changes(venv, base.venv).written
+        if path.endswith(".py") and "\n" not in path and "\r" not in path
+    ]
+    if not sources:
+        return {}
+    prefix = run.tree().tmp / LAYER_BYTECODE
+    listing = run.tree().tmp / f"{LAYER_BYTECODE}.txt"
+    for stale in (prefix, listing):  # whatever a suite left under these names, link or not
+        if stale.is_symlink() or stale.is_file():
+            stale.unlink()
+        elif stale.exists():
+            shutil.rmtree(stale)
+    prefix.mkdir()
+    listing.write_text("".join(f"{venv / path}\n" for path in sources), encoding="utf-8")
+    compile_sources(
+        run.steps(),
+        number=Step.INSTALL_TO,
+        interpreter=run.venv().executable,
+        listing=listing,
+        prefix=prefix,
+        timeout=run.limit("install"),
+    )
+    return compiled_into(prefix, venv, sources)
 
 
 def _new_sdk_layered(

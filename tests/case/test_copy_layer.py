@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.case.copy_layer import DELETED, apply_layer, changes, snapshot, write_layer
+from pytest_obelize_bench.case.copy_layer import DELETED, apply_layer, changes, compiled_into, snapshot, write_layer
 from pytest_obelize_bench.case.templates import LINK_COPY
 
 
@@ -117,3 +117,48 @@ def test_a_deleted_list_naming_anything_outside_the_venv_is_refused(tmp_path: Pa
     with pytest.raises(ValueError, match="is not a path inside the venv"):
         apply_layer(layer, _copy(template, tmp_path / "copy"))
     assert (tmp_path / "outside.py").read_text() == "kept\n"
+
+
+def _compiled(prefix: Path, venv: Path, relative: str, tag: str = "cpython-312") -> Path:
+    """Where ``-X pycache_prefix=prefix`` puts the bytecode of ``venv/relative``."""
+    folder, _, name = relative.rpartition("/")
+    target = prefix / os.fspath(venv.absolute()).lstrip(os.sep) / folder / f"{name.removesuffix('.py')}.{tag}.pyc"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"compiled " + relative.encode())
+    return target
+
+
+def test_only_bytecode_compiled_into_the_prefix_for_a_listed_source_is_kept(tmp_path: Path) -> None:
+    """The copy's own caches are never read (a suite could have planted them for a source the
+    install writes); in the prefix, a link, an unlisted module and a name of another shape are left."""
+    template = _template(tmp_path)
+    installed = _copy(template, tmp_path / "installed")
+    _install(installed)
+    site = installed / "lib" / "site-packages"
+    planted = site / "__pycache__" / "shared.cpython-312.pyc"
+    planted.parent.mkdir()
+    planted.write_bytes(b"planted by the baseline suite")
+    prefix = tmp_path / "prefix"
+    sources = ["lib/site-packages/genai/__init__.py", "lib/site-packages/shared.py"]
+    genai = _compiled(prefix, installed, sources[0])
+    _compiled(prefix, installed, "lib/site-packages/unlisted.py")
+    linked = genai.parent / "other.cpython-312.pyc"
+    linked.symlink_to(genai)
+    (genai.parent / "__init__.cpython-312.opt-1.pyc").write_bytes(b"optimised")
+    found = compiled_into(prefix, installed, sources)
+    # shared.py was listed, but the prefix holds nothing for it: the planted cache is not taken
+    assert found == {"lib/site-packages/genai/__pycache__/__init__.cpython-312.pyc": genai}
+
+    layer = tmp_path / "key" / "delta"
+    write_layer(installed, changes(installed, template), layer, found)
+    assert [p.relative_to(layer).as_posix() for p in layer.rglob("*.pyc")] == [
+        "lib/site-packages/genai/__pycache__/__init__.cpython-312.pyc"
+    ]
+    assert (layer / "lib/site-packages/genai/__pycache__/__init__.cpython-312.pyc").read_bytes() == genai.read_bytes()
+
+    with_suite, without = _copy(template, tmp_path / "with-suite"), _copy(template, tmp_path / "without")
+    apply_layer(layer, with_suite)
+    apply_layer(layer, without, bytecode=False)
+    assert (with_suite / "lib/site-packages/genai/__pycache__/__init__.cpython-312.pyc").is_file()
+    assert not (without / "lib/site-packages/genai/__pycache__").exists()
+    assert (without / "lib/site-packages/genai/__init__.py").read_text() == "VERSION = '2.24.0'\n"

@@ -13,10 +13,12 @@ import pytest
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.case import environment
+from pytest_obelize_bench.case.copy_layer import compiled_into
 from pytest_obelize_bench.case.environment import (
     Interpreter,
     check_installed_version,
     compile_bytecode,
+    compile_sources,
     create_venv,
     discovery_path,
     packages_digest,
@@ -290,3 +292,44 @@ def test_bytecode_compiles_every_module_of_the_venv_and_never_fails_the_case(
     assert not up_to_date(site / "old_syntax.py")
     (log,) = runner.logs.glob("*-bytecode.log")
     assert "old_syntax.py" in log.read_text(encoding="utf-8")
+
+
+def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_runs(
+    venv_runner: tuple[StepRunner, Interpreter], tmp_path: Path
+) -> None:
+    """Step ``bytecode`` of a copy layer: only the listed sources, compiled into the prefix, never
+    beside them; a link is not read through; a file that is not Python 3 is named and the step
+    exits 0; and no ``.pth`` file of the install runs (``-S``)."""
+    runner, interpreter = venv_runner
+    venv = venv_of(runner)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "genai").mkdir()
+    (site / "genai" / "__init__.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (site / "old_syntax.py").write_text("print 'python 2'\n", encoding="utf-8")
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOKEN = 'outside the venv'\n", encoding="utf-8")
+    (site / "linked.py").symlink_to(secret)
+    (site / "unlisted.py").write_text("X = 2\n", encoding="utf-8")
+    marker = tmp_path / "pth-ran"
+    (site / "hook.pth").write_text(
+        f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n", encoding="utf-8"
+    )
+    listed = ["genai/__init__.py", "old_syntax.py", "linked.py"]
+    listing, prefix = tmp_path / "listing.txt", tmp_path / "prefix"
+    prefix.mkdir()
+    listing.write_text("".join(f"{site / name}\n" for name in listed), encoding="utf-8")
+
+    compile_sources(runner, number=6, interpreter=interpreter.executable, listing=listing, prefix=prefix, timeout=120)
+
+    step = runner.steps[-1]
+    assert (step.name, step.number, step.exit_code, step.timed_out) == ("bytecode", 6, 0, False)
+    assert not marker.exists()
+    relative = os.path.relpath(site, venv)
+    found = compiled_into(prefix, venv, [f"{relative}/{name}" for name in [*listed, "unlisted.py"]])
+    assert list(found) == [
+        f"{relative}/genai/__pycache__/__init__.cpython-{sys.version_info[0]}{sys.version_info[1]}.pyc"
+    ]
+    assert not list(site.rglob("__pycache__"))  # nothing beside the sources
+    assert not list(prefix.rglob("linked*.pyc")) and not list(prefix.rglob("unlisted*.pyc"))
+    (log,) = runner.logs.glob("*-bytecode.log")
+    assert "not compiled:" in log.read_text(encoding="utf-8") and "old_syntax.py" in log.read_text(encoding="utf-8")

@@ -304,13 +304,18 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
     delta = templated.rounds.folder / key / "delta"
     assert list(delta.glob("lib/python*/site-packages/google_genai-*.dist-info"))
     assert not list(delta.rglob("written_after_by_p4.py"))
-    if templated.rounds.view == "overlay":  # the install and its bytecode, no cache of the legacy SDK's
-        assert "bytecode" in steps["p3"] and "bytecode" not in steps["p4"]
-        (genai,) = delta.glob("lib/python*/site-packages/google/genai")
-        assert every_module_up_to_date(genai)
-        assert not list(delta.glob("lib/python*/site-packages/google/generativeai"))
-    else:  # a copy layer is what the comparison saw, which leaves caches out
-        assert not list(delta.rglob("*.pyc"))
+    # The install and its bytecode, compiled by the case that published it; nothing of the legacy SDK.
+    assert "bytecode" in steps["p3"] and "bytecode" not in steps["p4"]
+    (genai,) = delta.glob("lib/python*/site-packages/google/genai")
+    assert every_module_up_to_date(genai)
+    assert not list(delta.glob("lib/python*/site-packages/google/generativeai"))
+    if templated.rounds.view == "copy":  # compiled afresh, never a cache the copy held: all of them listed sources
+        for cached in delta.rglob("*.pyc"):
+            assert cached.parent.name == "__pycache__"
+            assert (cached.parent.parent / f"{cached.name.split('.')[0]}.py").is_file(), cached
+        p4_copy = templated.rounds.work / "round-2" / "p4__trap-vertex" / ".venv"
+        (p4_genai,) = p4_copy.glob("lib/python*/site-packages/google/genai")
+        assert every_module_up_to_date(p4_genai)  # p4 has a suite: the layer's bytecode came with it
     work = templated.rounds.work / "round-2"
     if templated.rounds.view == "overlay":
         p4_venv, p3_venv = work / "p4__trap-vertex.venv-upper", work / "p3__trap-vertex.venv-upper"
