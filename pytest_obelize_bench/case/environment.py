@@ -241,19 +241,23 @@ def compile_bytecode(runner: StepRunner, *, number: int, interpreter: Path, time
     runner.run(number, "bytecode", [os.fspath(interpreter), "-I", "-c", _BYTECODE_PROGRAM], timeout=timeout)
 
 
-#: Step ``bytecode`` of a copy layer: the sources listed in ``argv[1]`` (one path a line) compiled
-#: into the interpreter's ``-X pycache_prefix``, a folder the harness made empty just before, never
-#: beside them, where a cache the case's baseline could have planted would be taken for this one.
-#: Run with ``-I -S``: no ``.pth`` file the install wrote runs. A link is never read through.
+#: Step ``bytecode`` of a copy layer: each source listed in ``argv[2]`` (one path a line) compiled
+#: into ``argv[1]``, a folder the harness made empty just before, at the source's own path below it,
+#: never beside the source, where a cache the case's baseline could have planted would be taken for
+#: this one.  A link is read through, as ``import`` reads it (under the sandbox an SDK's files are
+#: links into the uv cache), inside whatever isolation the case's steps have.  Run with ``-I -S -B``:
+#: no ``.pth`` file the install wrote runs, and nothing else is cached.
 _SOURCES_PROGRAM = (
-    "import os, py_compile, stat, sys\n"
-    "with open(sys.argv[1], encoding='utf-8') as listed:\n"
+    "import importlib.util, os, py_compile, sys\n"
+    "prefix = sys.argv[1]\n"
+    "with open(sys.argv[2], encoding='utf-8') as listed:\n"
     "    names = listed.read().splitlines()\n"
     "for name in names:\n"
+    "    cached = os.path.basename(importlib.util.cache_from_source(name))\n"
+    "    target = os.path.join(prefix, os.path.dirname(name).lstrip(os.sep), cached)\n"
     "    try:\n"
-    "        if not stat.S_ISREG(os.lstat(name).st_mode):\n"
-    "            continue\n"
-    "        py_compile.compile(name, doraise=True)\n"
+    "        if os.path.isfile(name):\n"
+    "            py_compile.compile(name, cfile=target, doraise=True)\n"
     "    except (OSError, SyntaxError, ValueError, py_compile.PyCompileError) as exc:\n"
     "        print(f'not compiled: {name}: {type(exc).__name__}')\n"
 )
@@ -269,8 +273,8 @@ def compile_sources(
     copy cannot be kept; compiled here, afresh, later cases' suites import the new SDK from
     bytecode (1.1 s against 0.6 s for ``google.genai``).  Never the case's error.
     """
-    argv = [os.fspath(interpreter), "-I", "-S", "-X", f"pycache_prefix={prefix}", "-c", _SOURCES_PROGRAM]
-    runner.run(number, "bytecode", [*argv, os.fspath(listing)], timeout=timeout)
+    argv = [os.fspath(interpreter), "-I", "-S", "-B", "-c", _SOURCES_PROGRAM, os.fspath(prefix), os.fspath(listing)]
+    runner.run(number, "bytecode", argv, timeout=timeout)
 
 
 def packages_digest(runner: StepRunner, *, interpreter: Path, checkout: Path) -> str:

@@ -298,8 +298,9 @@ def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_run
     venv_runner: tuple[StepRunner, Interpreter], tmp_path: Path
 ) -> None:
     """Step ``bytecode`` of a copy layer: only the listed sources, compiled into the prefix, never
-    beside them; a link is not read through; a file that is not Python 3 is named and the step
-    exits 0; and no ``.pth`` file of the install runs (``-S``)."""
+    beside them; a link read through as ``import`` reads it (an SDK's files are links into the uv
+    cache under the sandbox), a dangling one skipped; a file that is not Python 3 is named and the
+    step exits 0; no ``.pth`` file of the install runs (``-S``) and nothing else is cached."""
     runner, interpreter = venv_runner
     venv = venv_of(runner)
     (site,) = venv.glob("lib/python*/site-packages")
@@ -314,7 +315,8 @@ def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_run
     (site / "hook.pth").write_text(
         f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n", encoding="utf-8"
     )
-    listed = ["genai/__init__.py", "old_syntax.py", "linked.py"]
+    (site / "dangling.py").symlink_to(tmp_path / "gone.py")
+    listed = ["genai/__init__.py", "old_syntax.py", "linked.py", "dangling.py"]
     listing, prefix = tmp_path / "listing.txt", tmp_path / "prefix"
     prefix.mkdir()
     listing.write_text("".join(f"{site / name}\n" for name in listed), encoding="utf-8")
@@ -326,10 +328,17 @@ def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_run
     assert not marker.exists()
     relative = os.path.relpath(site, venv)
     found = compiled_into(prefix, venv, [f"{relative}/{name}" for name in [*listed, "unlisted.py"]])
-    assert list(found) == [
-        f"{relative}/genai/__pycache__/__init__.cpython-{sys.version_info[0]}{sys.version_info[1]}.pyc"
+    tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"
+    assert sorted(found) == [
+        f"{relative}/__pycache__/linked.{tag}.pyc",
+        f"{relative}/genai/__pycache__/__init__.{tag}.pyc",
     ]
-    assert not list(site.rglob("__pycache__"))  # nothing beside the sources
-    assert not list(prefix.rglob("linked*.pyc")) and not list(prefix.rglob("unlisted*.pyc"))
+    assert sorted(prefix.rglob("*.pyc")) == sorted(found.values())  # nothing else cached there
+    assert not list(site.rglob("__pycache__")) and not (tmp_path / "__pycache__").exists()  # nor beside them
+    # placed beside the link, the bytecode is what import would load for it
+    placed = site / "__pycache__" / f"linked.{tag}.pyc"
+    placed.parent.mkdir()
+    placed.write_bytes(found[f"{relative}/__pycache__/linked.{tag}.pyc"].read_bytes())
+    assert up_to_date(site / "linked.py")
     (log,) = runner.logs.glob("*-bytecode.log")
     assert "not compiled:" in log.read_text(encoding="utf-8") and "old_syntax.py" in log.read_text(encoding="utf-8")
