@@ -316,7 +316,8 @@ def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_run
         f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n", encoding="utf-8"
     )
     (site / "dangling.py").symlink_to(tmp_path / "gone.py")
-    listed = ["genai/__init__.py", "old_syntax.py", "linked.py", "dangling.py"]
+    (site / "odd\u2028name.py").write_text("Y = 3\n", encoding="utf-8")  # one line of the listing still
+    listed = ["genai/__init__.py", "old_syntax.py", "linked.py", "dangling.py", "odd\u2028name.py"]
     listing, prefix = tmp_path / "listing.txt", tmp_path / "prefix"
     prefix.mkdir()
     listing.write_text("".join(f"{site / name}\n" for name in listed), encoding="utf-8")
@@ -331,6 +332,7 @@ def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_run
     tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"
     assert sorted(found) == [
         f"{relative}/__pycache__/linked.{tag}.pyc",
+        f"{relative}/__pycache__/odd\u2028name.{tag}.pyc",
         f"{relative}/genai/__pycache__/__init__.{tag}.pyc",
     ]
     assert sorted(prefix.rglob("*.pyc")) == sorted(found.values())  # nothing else cached there
