@@ -263,6 +263,17 @@ _SOURCES_PROGRAM = (
 )
 
 
+def listable(path: str) -> bool:
+    """Whether ``compile_sources`` can list ``path`` on one line of its UTF-8 listing: a name with a
+    line break, or bytes that are not UTF-8 (an install can write either), is left uncompiled
+    rather than misread."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\n" not in path
+
+
 def compile_sources(
     runner: StepRunner, *, number: int, interpreter: Path, listing: Path, prefix: Path, timeout: float
 ) -> None:
@@ -348,6 +359,7 @@ __all__ = [
     "discovery_path",
     "exclude_newer_now",
     "install_pinned",
+    "listable",
     "minor_request",
     "packages_digest",
     "parse_interpreter_key",

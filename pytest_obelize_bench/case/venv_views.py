@@ -19,6 +19,7 @@ from pytest_obelize_bench.case.environment import (
     compile_sources,
     install_pinned,
     link_mode,
+    listable,
     run_install_commands,
 )
 from pytest_obelize_bench.case.envreuse import Install, Marks, command_material, environment_key, reuse_install
@@ -200,7 +201,7 @@ def layer_bytecode(run: CaseRun, templates: Templates, key: str, base: Template)
     if not run.context.template_bytecode or templates.find(key) is not None:
         return {}
     venv = (run.checkout / ".venv").absolute()
-    sources = [path for path in changes(venv, base.venv).written if path.endswith(".py") and _listable(path)]
+    sources = [path for path in changes(venv, base.venv).written if path.endswith(".py") and listable(path)]
     if not sources:
         return {}
     prefix = run.tree().tmp / LAYER_BYTECODE
@@ -221,16 +222,6 @@ def layer_bytecode(run: CaseRun, templates: Templates, key: str, base: Template)
         timeout=run.limit("install"),
     )
     return compiled_into(prefix, venv, sources)
-
-
-def _listable(path: str) -> bool:
-    """Whether ``path`` fits on one line of the listing: a name with a line break, or bytes that
-    are not UTF-8 (an install can write either), is left uncompiled rather than misread."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\n" not in path
 
 
 def _new_sdk_layered(

@@ -21,6 +21,7 @@ from pytest_obelize_bench.case.environment import (
     compile_sources,
     create_venv,
     discovery_path,
+    listable,
     packages_digest,
     parse_interpreter_key,
     pyenv_interpreter_dirs,
@@ -344,3 +345,10 @@ def test_a_copy_layers_sources_compile_into_the_prefix_alone_and_no_pth_file_run
     assert up_to_date(site / "linked.py")
     (log,) = runner.logs.glob("*-bytecode.log")
     assert "not compiled:" in log.read_text(encoding="utf-8") and "old_syntax.py" in log.read_text(encoding="utf-8")
+
+
+def test_a_source_name_that_cannot_be_one_line_of_the_listing_is_not_listed() -> None:
+    assert listable("lib/python3.12/site-packages/genai/__init__.py")
+    assert listable("lib/python3.12/site-packages/odd\u2028name.py")  # the program splits on newlines only
+    assert not listable("lib/python3.12/site-packages/two\nlines.py")
+    assert not listable(os.fsdecode(b"lib/python3.12/site-packages/latin\xe9.py"))  # not UTF-8: a surrogate
