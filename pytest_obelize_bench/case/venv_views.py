@@ -206,13 +206,16 @@ def layer_bytecode(run: CaseRun, templates: Templates, key: str, base: Template)
         return {}
     prefix = run.tree().tmp / LAYER_BYTECODE
     listing = run.tree().tmp / f"{LAYER_BYTECODE}.txt"
-    for stale in (prefix, listing):  # whatever a suite left under these names, link or not
-        if stale.is_symlink() or stale.is_file():
-            stale.unlink()
-        elif stale.exists():
-            shutil.rmtree(stale)
-    prefix.mkdir()
-    listing.write_text("".join(f"{venv / path}\n" for path in sources), encoding="utf-8")
+    try:
+        for stale in (prefix, listing):  # whatever a suite left under these names, link or not
+            if stale.is_symlink() or stale.is_file():
+                stale.unlink()
+            elif stale.exists():
+                shutil.rmtree(stale)
+        prefix.mkdir(parents=True)  # a suite run without the sandbox may have removed its own temp folder
+        listing.write_text("".join(f"{venv / path}\n" for path in sources), encoding="utf-8")
+    except OSError:  # a layer without bytecode, never the case's error
+        return {}
     compile_sources(
         run.steps(),
         number=Step.INSTALL_TO,
