@@ -120,7 +120,8 @@ def test_a_deleted_list_naming_anything_outside_the_venv_is_refused(tmp_path: Pa
 
 
 def _compiled(prefix: Path, venv: Path, relative: str, tag: str = "cpython-312") -> Path:
-    """Where ``-X pycache_prefix=prefix`` puts the bytecode of ``venv/relative``."""
+    """Where step ``compile_sources`` puts the bytecode of ``venv/relative``: at the source's own
+    absolute path below ``prefix``."""
     folder, _, name = relative.rpartition("/")
     target = prefix / os.fspath(venv.absolute()).lstrip(os.sep) / folder / f"{name.removesuffix('.py')}.{tag}.pyc"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -309,7 +309,7 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
     (genai,) = delta.glob("lib/python*/site-packages/google/genai")
     assert every_module_up_to_date(genai)
     assert not list(delta.glob("lib/python*/site-packages/google/generativeai"))
-    if templated.rounds.view == "copy":  # compiled afresh, never a cache the copy held: all of them listed sources
+    if templated.rounds.view == "copy":  # compiled apart from the copy: each file beside the source it was made for
         for cached in delta.rglob("*.pyc"):
             assert cached.parent.name == "__pycache__"
             assert (cached.parent.parent / f"{cached.name.split('.')[0]}.py").is_file(), cached
