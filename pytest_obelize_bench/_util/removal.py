@@ -75,4 +75,21 @@ def remove_tree(path: Path, onexc: Callable[[Callable[..., Any], str, BaseExcept
     shutil.rmtree(path, onexc=onexc)
 
 
-__all__ = ["remove_tree"]
+def remove_path(path: Path) -> None:
+    """Remove whatever is at ``path``: a file or symlink (never followed), or a directory tree,
+    including read-only parts a suite left in it; nothing there is no error."""
+
+    def retry(function: Callable[[str], object], target: str, _error: BaseException) -> None:
+        parent = os.path.dirname(target)
+        for each in (parent, target):
+            with contextlib.suppress(OSError):
+                os.chmod(each, os.stat(each).st_mode | stat.S_IRWXU)
+        function(target)
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        remove_tree(path, onexc=retry)
+
+
+__all__ = ["remove_path", "remove_tree"]

@@ -7,11 +7,11 @@ Kept apart from ``kinds.py``, which says which of these a kind of case runs and 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.removal import remove_path
 from pytest_obelize_bench.case.copy_layer import apply_layer, changes, compiled_into
 from pytest_obelize_bench.case.environment import (
     check_installed_version,
@@ -208,10 +208,7 @@ def layer_bytecode(run: CaseRun, templates: Templates, key: str, base: Template)
     listing = run.tree().tmp / f"{LAYER_BYTECODE}.txt"
     try:
         for stale in (prefix, listing):  # whatever a suite left under these names, link or not
-            if stale.is_symlink() or stale.is_file():
-                stale.unlink()
-            elif stale.exists():
-                shutil.rmtree(stale)
+            remove_path(stale)
         prefix.mkdir(parents=True)  # a suite run without the sandbox may have removed its own temp folder
         listing.write_text("".join(f"{venv / path}\n" for path in sources), encoding="utf-8")
     except OSError:  # a layer without bytecode, never the case's error

@@ -14,17 +14,14 @@ repository's suite.  A rerun of a case starts clean.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.names import RULE, is_safe_component
-from pytest_obelize_bench._util.removal import remove_tree
+from pytest_obelize_bench._util.removal import remove_path
 
 #: Files that make pytest (or a packaging tool) treat a directory above the checkout as the
 #: project: pytest searches upward for its rootdir and conftest files.
@@ -68,22 +65,6 @@ def safe_component(text: str, what: str) -> str:
     return text
 
 
-def _remove(path: Path) -> None:
-    """Remove a file, symlink or directory tree, including read-only parts a suite left."""
-
-    def retry(function: Callable[[str], object], target: str, _error: BaseException) -> None:
-        parent = os.path.dirname(target)
-        for each in (parent, target):
-            with contextlib.suppress(OSError):
-                os.chmod(each, os.stat(each).st_mode | stat.S_IRWXU)
-        function(target)
-
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.is_dir():
-        remove_tree(path, onexc=retry)
-
-
 def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
     """The case's directories, emptied: logs, artefacts and HOME created, the checkout absent.
 
@@ -107,7 +88,7 @@ def prepare_workspace(root: Path, round_label: str, case_id: str) -> Workspace:
     # <case>.venv-upper and .venv-work: a case's own layer over a template venv (sandbox.py).
     layers = [round_dir / f"{case_id}.venv-{layer}" for layer in ("upper", "work")]
     for path in (space.checkout, space.logs, space.home, space.tmp, *layers):
-        _remove(path)
+        remove_path(path)
     for path in (space.logs, space.artefacts, space.home, space.tmp):
         path.mkdir(parents=True, exist_ok=True)
     return space
@@ -125,10 +106,10 @@ def remove_checkout(root: Path, round_label: str, case_id: str) -> bool:
     safe_component(round_label, "round label")
     checkout = Path(root) / round_label / case_id
     for layer in ("upper", "work"):  # its own writes to an overlaid venv go with it
-        _remove(checkout.parent / f"{case_id}.venv-{layer}")
+        remove_path(checkout.parent / f"{case_id}.venv-{layer}")
     if not checkout.exists() and not checkout.is_symlink():
         return False
-    _remove(checkout)
+    remove_path(checkout)
     return True
 
 
