@@ -54,7 +54,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
-from pytest_obelize_bench.case.copy_layer import changes, write_layer
+from pytest_obelize_bench.case.copy_layer import Change, write_layer
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.isolation.executor import run_program
 from pytest_obelize_bench.isolation.policy import BASE_ENVIRONMENT, Step, inherited
@@ -189,11 +189,12 @@ class Templates:
         return Template(key, base.venv, base.used, base.build, base.machine, base=base.key, delta=delta, form=form)
 
     def publish_copy_layer(
-        self, key: str, base: Template, copy: Path, bytecode: Mapping[str, Path] | None = None
+        self, key: str, base: Template, copy: Path, change: Change, bytecode: Mapping[str, Path]
     ) -> bool:
-        """Keep what an install changed in ``copy``, a copy of ``base`` that held nothing else, as the
-        template of ``key`` (form ``copy``), with ``bytecode`` compiled afresh for it
-        (``copy_layer.compiled_into``), unless one exists; whole or absent, as ``publish``."""
+        """Keep what an install changed in ``copy``, a copy of ``base`` that held nothing else
+        (``change``, from ``copy_layer.changes``), as the template of ``key`` (form ``copy``), with
+        ``bytecode`` compiled afresh for it (``copy_layer.compiled_into``), unless one exists; whole
+        or absent, as ``publish``."""
         folder = self.folder(key)
         folder.mkdir(parents=True, exist_ok=True)
         with exclusive_lock(folder / ".lock"):
@@ -203,7 +204,7 @@ class Templates:
             shutil.rmtree(staging, ignore_errors=True)
             shutil.rmtree(folder / _DELTA, ignore_errors=True)
             try:
-                write_layer(copy, changes(copy, base.venv), staging, bytecode)
+                write_layer(copy, change, staging, bytecode)
             except OSError:
                 shutil.rmtree(staging, ignore_errors=True)
                 return False

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.removal import remove_path
-from pytest_obelize_bench.case.copy_layer import apply_layer, changes, compiled_into
+from pytest_obelize_bench.case.copy_layer import Change, apply_layer, changes, compiled_into
 from pytest_obelize_bench.case.environment import (
     check_installed_version,
     compile_bytecode,
@@ -92,11 +92,17 @@ def published(run: CaseRun, install: Callable[[], str]) -> str:
     return then_published(install, publish)
 
 
+def compiles_for(run: CaseRun, templates: Templates, key: str) -> bool:
+    """Whether the case compiles what it is about to publish as the template of ``key``: not with
+    ``--bench-template-bytecode=none``, nor when another case published it first (the compiling
+    is for the cases to come, and this case's publication would be refused)."""
+    return run.context.template_bytecode and templates.find(key) is None
+
+
 def compiled(run: CaseRun, number: int, templates: Templates, key: str) -> None:
     """Step ``bytecode`` in the case's venv, just before what it holds is published as the template
-    of ``key``: unless ``--bench-template-bytecode=none``, or another case published it first (the
-    compiling is for the cases to come, and this case's publication would be refused)."""
-    if not run.context.template_bytecode or templates.find(key) is not None:
+    of ``key`` (``compiles_for``)."""
+    if not compiles_for(run, templates, key):
         return
     compile_bytecode(run.steps(), number=number, interpreter=run.venv().executable, timeout=run.limit("install"))
 
@@ -176,7 +182,9 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
             raise CaseError("install-to", "install_failed", f"the copy layer of {found.key[:12]}: {exc}") from None
 
     def publish_layer(templates: Templates, key: str) -> None:
-        templates.publish_copy_layer(key, base, venv, layer_bytecode(run, templates, key, base))
+        change = changes(venv, base.venv)  # what the install wrote: the layer, and what to compile
+        bytecode = layer_bytecode(run, change) if compiles_for(run, templates, key) else {}
+        templates.publish_copy_layer(key, base, venv, change, bytecode)
 
     return _new_sdk_layered(
         run,
@@ -194,14 +202,11 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
 LAYER_BYTECODE = "layer-bytecode"
 
 
-def layer_bytecode(run: CaseRun, templates: Templates, key: str, base: Template) -> dict[str, Path]:
-    """The bytecode of the sources an install wrote into the case's copy, compiled afresh for its
-    layer (``environment.compile_sources``); none with ``--bench-template-bytecode=none``, or when
-    another case published the layer first."""
-    if not run.context.template_bytecode or templates.find(key) is not None:
-        return {}
+def layer_bytecode(run: CaseRun, change: Change) -> dict[str, Path]:
+    """The bytecode of the sources an install wrote into the case's copy (``change``), compiled
+    afresh for its layer (``environment.compile_sources``)."""
     venv = (run.checkout / ".venv").absolute()
-    sources = [path for path in changes(venv, base.venv).written if path.endswith(".py") and listable(path)]
+    sources = [path for path in change.written if path.endswith(".py") and listable(path)]
     if not sources:
         return {}
     prefix = run.tree().tmp / LAYER_BYTECODE
