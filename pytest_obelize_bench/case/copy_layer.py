@@ -110,17 +110,19 @@ def compiled_into(prefix: Path, venv: Path, sources: Sequence[str]) -> dict[str,
     copy's own ``__pycache__`` folders are never read (a suite could have planted them).
     """
     mirror = prefix / os.fspath(venv.absolute()).lstrip(os.sep)
-    found: dict[str, Path] = {}
+    modules: dict[str, set[str]] = {}  # folder -> the modules listed in it, so each is read once
     for relative in sources:
         folder, _, name = relative.rpartition("/")
-        module = name.removesuffix(".py")
+        modules.setdefault(folder, set()).add(name.removesuffix(".py"))
+    found: dict[str, Path] = {}
+    for folder, listed in modules.items():
         try:
             entries = list(os.scandir(mirror / folder))
         except OSError:
             continue
         for entry in entries:
             parts = entry.name.split(".")
-            if len(parts) == 3 and parts[0] == module and parts[2] == "pyc" and entry.is_file(follow_symlinks=False):
+            if len(parts) == 3 and parts[0] in listed and parts[2] == "pyc" and entry.is_file(follow_symlinks=False):
                 found[f"{folder}/{CACHE}/{entry.name}" if folder else f"{CACHE}/{entry.name}"] = Path(entry.path)
     return found
 
