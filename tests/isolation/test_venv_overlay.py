@@ -250,3 +250,38 @@ def test_without_any_bwrap_the_session_says_why_and_runs_unsandboxed(
         "no sandbox: bwrap is not on PATH; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap); "
         "every step ran unsandboxed (see docs/how-to/sandbox.md)"
     )
+
+
+@pytest.mark.parametrize("forced", ["its path", "PATH"])
+def test_a_named_bwrap_that_mounts_no_overlays_says_why_its_view_is_a_copy(
+    forced: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_obelize_bench.isolation import sandbox_probe
+
+    named = _fake_bwrap(tmp_path / "named", "0.8.0", overlays=False)
+    monkeypatch.setenv("PATH", f"{named.parent}{os.pathsep}{os.defpath}")
+    monkeypatch.setenv(sandbox_probe.BWRAP_ENV, str(named) if forced == "its path" else "PATH")
+    monkeypatch.setattr(  # never taken: the user named a bwrap
+        sandbox_probe, "bundled_bwrap", lambda: str(_fake_bwrap(tmp_path / "w", "0.11.0", overlays=True))
+    )
+    chosen = choose("auto")
+    assert (chosen.program, chosen.overlay) == (str(named), False)
+    said = (
+        f"{sandbox_probe.BWRAP_ENV} names it"
+        if forced == "its path"
+        else "OBELIZE_BENCH_BWRAP=PATH: the bwrap on PATH, and no other"
+    )
+    assert (
+        chosen.why == f"{said}; it mounts no overlays: {named} offers no --overlay-src (bubblewrap 0.10 and later do)"
+    )
+
+
+def test_a_named_bwrap_that_mounts_overlays_says_only_that_it_was_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_obelize_bench.isolation import sandbox_probe
+
+    named = _fake_bwrap(tmp_path / "named", "0.11.0", overlays=True)
+    monkeypatch.setenv(sandbox_probe.BWRAP_ENV, str(named))
+    chosen = choose("auto")
+    assert (chosen.program, chosen.overlay, chosen.why) == (str(named), True, f"{sandbox_probe.BWRAP_ENV} names it")
