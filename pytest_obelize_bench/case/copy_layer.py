@@ -132,11 +132,13 @@ def _inside(relative: str) -> bool:
     return bool(parts) and not Path(relative).is_absolute() and ".." not in parts
 
 
-def apply_layer(layer: Path, copy: Path, *, bytecode: bool = True) -> None:
+def apply_layer(layer: Path, copy: Path, *, bytecode: bool = True, link_bytecode: bool = False) -> None:
     """``copy`` as the install left the one ``layer`` was taken from: the deleted entries removed,
     then every entry of the layer copied over (a link hard-linked, as ``LINK_COPY`` does, so a
     case can replace its own entry but never change the layer's); its bytecode only with
-    ``bytecode`` (a case without a suite imports nothing from it)."""
+    ``bytecode`` (a case without a suite imports nothing from it), linked to the layer's with
+    ``link_bytecode`` (for a sandbox that shows the layer read-only) instead of copied."""
+    real = Path(os.path.realpath(layer))
     deleted = json.loads(read_bounded_file(layer.parent / DELETED, _DELETED_CAP).decode("utf-8"))
     for relative in deleted:
         if not isinstance(relative, str) or not _inside(relative):
@@ -152,11 +154,14 @@ def apply_layer(layer: Path, copy: Path, *, bytecode: bool = True) -> None:
         base = Path(folder)
         made = copy / base.relative_to(layer)
         made.mkdir(parents=True, exist_ok=True)
+        linked = link_bytecode and base.name == CACHE
         for name in [*files, *(name for name in names if (base / name).is_symlink())]:
             source, target = base / name, made / name
             if target.is_symlink() or target.is_file():
                 target.unlink()
-            if source.is_symlink():
+            if linked and not source.is_symlink() and source.is_file():
+                os.symlink(real / base.relative_to(layer) / name, target)
+            elif source.is_symlink():
                 try:
                     os.link(source, target, follow_symlinks=False)
                 except OSError:

@@ -130,8 +130,11 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: Rev
         run.elider, run.env = staged.elider, staged.env
 
         executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
-        if isinstance(executor, SandboxExecutor) and context.sandbox.overlay:
-            run.sandbox = executor
+        if isinstance(executor, SandboxExecutor):
+            if context.sandbox.overlay:
+                run.sandbox = executor
+            else:
+                run.copy_sandbox = executor
         run.runner = StepRunner(
             run.kind.wrap(executor),
             logs=workspace.logs,

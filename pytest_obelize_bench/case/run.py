@@ -96,6 +96,9 @@ class CaseRun:
     env_template_after: str | None = None
     #: the sandbox around this case's steps (None without one): it mounts a template's overlay.
     sandbox: SandboxExecutor | None = None
+    #: the sandbox of a case whose bwrap mounts no overlays (None otherwise): it shows the templates
+    #: a copy view links its bytecode to, read-only.
+    copy_sandbox: SandboxExecutor | None = None
     baseline: SuiteResult = field(default_factory=SuiteResult)
     after: SuiteResult = field(default_factory=SuiteResult)
     artefacts: Any = None

@@ -74,21 +74,28 @@ _MANIFEST_CAP = 16_384
 #: tree at ``argv[2]``, folders made, regular files copied (bytes, mode, times), each symlink a
 #: hard link of the template's (a new symlink where the filesystem refuses one), nothing followed.
 #: Anything else (a socket, a device) is not copied: a venv holds none.  With ``argv[3]``
-#: ``without-bytecode`` no ``__pycache__`` folder is copied.
+#: ``without-bytecode`` no ``__pycache__`` folder is copied; with ``linked-bytecode`` each regular
+#: file in one is a symlink to the template's (by its real path), which only a sandbox that shows
+#: the template read-only makes safe (``SandboxExecutor.expose``).
 LINK_COPY = """\
 import os, shutil, sys
 source, target = sys.argv[1], sys.argv[2]
-bytecode = sys.argv[3:] != ["without-bytecode"]
+mode = sys.argv[3] if len(sys.argv) > 3 else "with-bytecode"
+real = os.path.realpath(source)
 folders = []
 for folder, names, files in os.walk(source):
-    if not bytecode:
+    if mode == "without-bytecode":
         names[:] = [name for name in names if name != "__pycache__"]
-    made = os.path.join(target, os.path.relpath(folder, source))
+    relative = os.path.relpath(folder, source)
+    made = os.path.join(target, relative)
     os.makedirs(made, exist_ok=True)
     folders.append((folder, made))
+    linked = mode == "linked-bytecode" and os.path.basename(folder) == "__pycache__"
     for name in files + [name for name in names if os.path.islink(os.path.join(folder, name))]:
         src, dst = os.path.join(folder, name), os.path.join(made, name)
-        if os.path.islink(src):
+        if linked and not os.path.islink(src) and os.path.isfile(src):
+            os.symlink(os.path.normpath(os.path.join(real, relative, name)), dst)
+        elif os.path.islink(src):
             try:
                 os.link(src, dst, follow_symlinks=False)
             except OSError:
@@ -263,15 +270,22 @@ def _copy_tree(source: Path, staging: Path) -> bool:
 
 
 def copy_view(
-    runner: StepRunner, template: Template, venv: Path, *, timeout: float = COPY_TIMEOUT_S, bytecode: bool = True
+    runner: StepRunner,
+    template: Template,
+    venv: Path,
+    *,
+    timeout: float = COPY_TIMEOUT_S,
+    bytecode: bool = True,
+    link_bytecode: bool = False,
 ) -> None:
     """The ``copy`` view: step ``venv`` copies the template to the case's venv (``LINK_COPY``).
 
-    Its bytecode is copied (a hard link would let the case write the template's) only for a case
-    that runs code in the venv, ``bytecode``: 0.3 to 0.5 s more a copy on the reference machine's
-    disk, where a suite that imports the legacy SDK saves some 0.8 s each run.
+    Its bytecode comes only for a case that runs code in the venv, ``bytecode``: copied (a hard
+    link would let the case write the template's), 0.3 to 0.5 s more a copy on the reference
+    machine's disk, where a suite that imports the legacy SDK saves some 0.8 s each run; or, with
+    ``link_bytecode``, linked to the template's, for a sandbox that shows the template read-only.
     """
-    caches = "with-bytecode" if bytecode else "without-bytecode"
+    caches = ("linked-bytecode" if link_bytecode else "with-bytecode") if bytecode else "without-bytecode"
     runner.run(
         Step.VENV,
         "venv",

@@ -50,8 +50,18 @@ def take_template(run: CaseRun, template: Template, interpreter: Interpreter) ->
         run.sandbox.mount_template(template.venv)
         run.env_view = "overlay"
     else:
-        # A case without a suite runs nothing in its venv that could use the template's bytecode.
-        copy_view(run.steps(), template, venv, timeout=run.limit("venv"), bytecode=run.case.test_cmd is not None)
+        # A case without a suite runs nothing in its venv that could use the template's bytecode;
+        # under a sandbox the copy links to it, the template shown read-only, instead of copying it.
+        if run.copy_sandbox is not None:
+            run.copy_sandbox.expose(template.venv)
+        copy_view(
+            run.steps(),
+            template,
+            venv,
+            timeout=run.limit("venv"),
+            bytecode=run.case.test_cmd is not None,
+            link_bytecode=run.copy_sandbox is not None,
+        )
         run.env_view = "copy"
     run.interpreter = in_view(interpreter, venv)
 
@@ -176,8 +186,10 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
     venv = run.checkout / ".venv"
 
     def lay(found: Template, delta: Path) -> None:
+        if run.copy_sandbox is not None:  # the layer's bytecode is linked to, as the template's
+            run.copy_sandbox.expose(delta)
         try:
-            apply_layer(delta, venv, bytecode=run.case.test_cmd is not None)
+            apply_layer(delta, venv, bytecode=run.case.test_cmd is not None, link_bytecode=run.copy_sandbox is not None)
         except (OSError, ValueError) as exc:
             raise CaseError("install-to", "install_failed", f"the copy layer of {found.key[:12]}: {exc}") from None
 

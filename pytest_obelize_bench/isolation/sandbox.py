@@ -181,6 +181,12 @@ class SandboxExecutor:
             folder.mkdir(parents=True, exist_ok=True)
         self._case_roots = None
 
+    def expose(self, *folders: Path) -> None:
+        """From now on every sandboxed step may read ``folders`` (by their real paths), never write
+        them: a copy view's template, whose bytecode the copy links to (``templates.copy_view``)."""
+        shown = tuple(_real(folder) for folder in folders)
+        self.layout = replace(self.layout, read_only=(*self.layout.read_only, *shown))
+
     def _interpreter(self) -> tuple[Path, ...]:
         if self._case_roots is None:
             python = self.layout.venv / "bin" / "python"

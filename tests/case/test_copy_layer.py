@@ -163,3 +163,37 @@ def test_only_bytecode_compiled_into_the_prefix_for_a_listed_source_is_kept(tmp_
     assert (with_suite / "lib/site-packages/genai/__pycache__/__init__.cpython-312.pyc").is_file()
     assert not (without / "lib/site-packages/genai/__pycache__").exists()
     assert (without / "lib/site-packages/genai/__init__.py").read_text() == "VERSION = '2.24.0'\n"
+
+
+def test_linked_bytecode_points_at_the_template_and_at_the_layer_by_their_real_paths(tmp_path: Path) -> None:
+    """For a sandbox that shows both read-only: a copy's caches, and a layer's applied to it, are
+    links to their files; sources, links and other files are what they were."""
+    template = _template(tmp_path / "real")
+    cache = template / "lib" / "site-packages" / "legacy" / "__pycache__"
+    cache.mkdir()
+    (cache / "__init__.cpython-312.pyc").write_bytes(b"template bytecode")
+    (tmp_path / "seen").symlink_to(tmp_path / "real")  # the template reached through a link
+    copy = tmp_path / "copy"
+    subprocess.run(
+        [sys.executable, "-I", "-c", LINK_COPY, str(tmp_path / "seen" / "template"), str(copy), "linked-bytecode"],
+        check=True,
+    )
+    linked = copy / "lib" / "site-packages" / "legacy" / "__pycache__" / "__init__.cpython-312.pyc"
+    assert linked.is_symlink() and os.readlink(linked) == str(cache / "__init__.cpython-312.pyc")
+    assert not (copy / "lib" / "site-packages" / "legacy" / "__init__.py").is_symlink()  # a source is copied
+    assert os.readlink(copy / "lib" / "site-packages" / "cached") == "/uv-cache/archive/cached"
+    assert changes(copy, template).empty  # caches are not what a case changed
+
+    layer = tmp_path / "key" / "delta"
+    layer_cache = layer / "lib" / "site-packages" / "genai" / "__pycache__"
+    layer_cache.mkdir(parents=True)
+    (layer / "lib" / "site-packages" / "genai" / "__init__.py").write_text("VERSION = '2.24.0'\n")
+    (layer_cache / "__init__.cpython-312.pyc").write_bytes(b"layer bytecode")
+    (tmp_path / "key" / DELETED).write_text("[]\n")
+    apply_layer(layer, copy, link_bytecode=True)
+    applied = copy / "lib" / "site-packages" / "genai" / "__pycache__" / "__init__.cpython-312.pyc"
+    assert applied.is_symlink() and applied.resolve() == (layer_cache / "__init__.cpython-312.pyc").resolve()
+    assert applied.read_bytes() == b"layer bytecode"
+    assert not (copy / "lib" / "site-packages" / "genai" / "__init__.py").is_symlink()
+    plain = _copy(template, tmp_path / "plain")  # without the mode, bytecode is copied, as before
+    assert not (plain / "lib" / "site-packages" / "legacy" / "__pycache__" / "__init__.cpython-312.pyc").is_symlink()

@@ -285,3 +285,58 @@ def test_a_named_bwrap_that_mounts_overlays_says_only_that_it_was_named(
     monkeypatch.setenv(sandbox_probe.BWRAP_ENV, str(named))
     chosen = choose("auto")
     assert (chosen.program, chosen.overlay, chosen.why) == (str(named), True, f"{sandbox_probe.BWRAP_ENV} names it")
+
+
+def test_an_exposed_template_is_read_only_inside_a_hidden_folder(tmp_path: Path) -> None:
+    """A copy view's template, under the hidden templates folder: bound read-only after the
+    folder's tmpfs, so a copy's links to its bytecode resolve; the rest of the folder stays hidden."""
+    hidden = tmp_path / "templates"
+    template = hidden / "key" / "venv"
+    template.mkdir(parents=True)
+    made = layout(tmp_path, hidden=(hidden,))
+    made.checkout.mkdir(parents=True)
+    executor = SandboxExecutor(ProcessExecutor(), program="bwrap", layout=made)
+    executor.expose(template)
+    for step in ("install-to-check", "baseline", "after", "freeze"):
+        policy = policy_for(executor.layout, step)
+        assert policy is not None and template.resolve() in policy.read_only
+        assert template.resolve() not in policy.writable
+        argv = bwrap_argv("bwrap", policy, ["true"], cwd=made.checkout, env={})
+        covered = argv.index(str(hidden))
+        assert argv[covered - 1] == "--tmpfs"
+        bind = argv.index("--ro-bind", covered)
+        assert argv[bind : bind + 3] == ["--ro-bind", str(template.resolve()), str(template.resolve())]
+
+
+def test_a_sandboxed_step_reads_an_exposed_template_and_cannot_write_it(tmp_path: Path, bwrap: None) -> None:
+    hidden = tmp_path / "templates"
+    template = hidden / "key" / "venv"
+    template.mkdir(parents=True)
+    (template / "kept.pyc").write_bytes(b"bytecode")
+    (hidden / "other").mkdir()
+    made = layout(tmp_path, hidden=(hidden,), read_only=(Path(sys.prefix), Path(sys.base_prefix)))
+    for path in (made.checkout, made.home, made.tmp):
+        path.mkdir(parents=True)
+    (made.checkout / "linked.pyc").symlink_to(template / "kept.pyc")
+    from tests.helpers.sandbox import bwrap_probe
+
+    executor = SandboxExecutor(ProcessExecutor(), program=bwrap_probe().program or "bwrap", layout=made)
+    executor.expose(template)
+    code = (
+        "import os, pathlib, sys; link = pathlib.Path(sys.argv[1]); print(link.read_bytes().decode()); "
+        "print(sorted(os.listdir(sys.argv[2])))\n"
+        "try:\n    open(link, 'ab').write(b'x')\nexcept OSError as e:\n    print('refused', e.errno)"
+    )
+    log = made.checkout.parent / "logs" / "05-baseline.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    done = executor.run(
+        [sys.executable, "-c", code, str(made.checkout / "linked.pyc"), str(hidden)],
+        cwd=made.checkout,
+        env=step_environment(os.environ, home=made.home),
+        timeout=60,
+        log=log,
+        step="baseline",
+    )
+    assert done.exit_code == 0, done.output()
+    assert done.output().split("\n")[:3] == ["bytecode", "['key']", "refused 30"], done.output()  # EROFS
+    assert (template / "kept.pyc").read_bytes() == b"bytecode"

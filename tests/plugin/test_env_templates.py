@@ -62,6 +62,16 @@ except OSError as error:
     print("the uv cache is read-only:", error.strerror)
 else:
     sys.exit("p2 wrote into the uv cache")
+# The SDK's bytecode, which its template holds: a copy links to it, shown read-only; an overlay
+# copies it up into the case's own layer.  Either way the template keeps its bytes.
+for cached in sorted((sdk.parent / "__pycache__").glob("*.pyc"))[:1]:
+    try:
+        with open(cached, "ab") as handle:
+            handle.write(b"p2")
+    except OSError as error:
+        print("the template's bytecode is read-only:", error.strerror)
+    else:
+        print("p2 wrote its own view's bytecode")
 print("ok")
 """
 #: The suite of ``p3``, run after ``p2`` on the same template: it must see none of p2's writes.
@@ -74,6 +84,13 @@ assert "p2" not in (prefix / "pyvenv.cfg").read_text(), "p2 leaked a write"
 assert importlib.util.find_spec("leaked_by_p2") is None, "p2 leaked a module"
 assert (site / "{SDK_METADATA}").is_file(), "p2 leaked a deletion"
 assert "p2" not in (site / "google" / "generativeai" / "__init__.py").read_text(), "p2 wrote the uv cache"
+def readable_bytecode(package):
+    # what import would read: each file there (a link to a template's, in a sandboxed copy) opens
+    cached = sorted((package / "__pycache__").glob("*.pyc"))
+    assert cached, f"no bytecode in {{package}}"
+    for path in cached:
+        assert path.read_bytes()[:4] == importlib.util.MAGIC_NUMBER, f"{{path}} is not bytecode"
+readable_bytecode(site / "google" / "generativeai")
 print("ok")
 """
 #: The suite of ``p4``, after ``p3`` on the same templates: as p3's, and in its after run (the new
@@ -82,6 +99,7 @@ AFTER_WRITES = (
     SEES_NO_LEAK
     + """\
 if importlib.util.find_spec("google.genai") is not None:
+    readable_bytecode(site / "google" / "genai")
     (site / "written_after_by_p4.py").write_text("WHO = 'p4'\\n")
 """
 )
@@ -240,6 +258,12 @@ def first_builds_next_ones_view(templated: Templated) -> None:
         for owner, suite in (("p3", True), ("r2", False)):
             (sdk,) = (work / f"{owner}__trap-vertex" / ".venv").glob("lib/python*/site-packages/google/generativeai")
             assert every_module_up_to_date(sdk) == suite, owner
+        # linked to the template's, which the sandbox shows read-only, not copied
+        cached = sorted((work / "p3__trap-vertex" / ".venv").rglob("*.pyc"))
+        assert cached and all(path.is_symlink() for path in cached)
+        assert {
+            path.resolve().is_relative_to((templated.rounds.folder / key / "venv").resolve()) for path in cached
+        } == {True}
     assert first["sandbox"].startswith("bwrap ") and third["sandbox"] == first["sandbox"]
 
 
@@ -262,6 +286,8 @@ def a_write_reaches_no_other_case_nor_the_template(templated: Templated) -> None
         assert (work / "p2__trap-vertex" / ".venv" / "leaked-by-p2.txt").read_text() == "p2"
     log = next((work / "p2__trap-vertex.logs").glob("*-baseline.log")).read_text(encoding="utf-8")
     assert "the uv cache is read-only" in log
+    bytecode = "the template's bytecode is read-only" if templated.rounds.view == "copy" else "p2 wrote its own"
+    assert bytecode in log, log[-2000:]
 
 
 def a_changed_requirements_file_builds_a_new_template(templated: Templated) -> None:
@@ -316,6 +342,8 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
         p4_copy = templated.rounds.work / "round-2" / "p4__trap-vertex" / ".venv"
         (p4_genai,) = p4_copy.glob("lib/python*/site-packages/google/genai")
         assert every_module_up_to_date(p4_genai)  # p4 has a suite: the layer's bytecode came with it
+        layer_cached = sorted((p4_genai / "__pycache__").glob("*.pyc"))  # linked to the layer's
+        assert layer_cached and all(path.resolve().is_relative_to(delta.resolve()) for path in layer_cached)
     work = templated.rounds.work / "round-2"
     if templated.rounds.view == "overlay":
         p4_venv, p3_venv = work / "p4__trap-vertex.venv-upper", work / "p3__trap-vertex.venv-upper"
