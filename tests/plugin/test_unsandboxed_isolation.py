@@ -89,9 +89,10 @@ def test_a_suite_writing_through_its_venv_reaches_no_other_case_nor_a_later_roun
     second = rounds.run_pytest(project, *common, "-k", "zzz", env={"UV_CACHE_DIR": str(cache)})
     assert second.returncode == 0, second.stdout[-3000:]
     assert _baseline(project, "zzz__clean")["status"] == "pass", second.stdout[-3000:]
-    # The hostile case's venv was no longer its template's, so it installed the new SDK itself; the
-    # checker's was, so the install over it is a layer of copied files, which its after suite, run
-    # on that layer applied to a fresh copy in the second round, finds as their wheels say.
+    # The hostile case built the template (its venv is its own), so it installed the new SDK itself;
+    # the checker's copy was still that template, so the install over it is a layer of copied files,
+    # which its after suite, run on that layer applied to a fresh copy in the second round, finds as
+    # their wheels say.
     hostile_after = records["aaa__clean"]["provenance"]
     assert hostile_after["env_template_after"] is None, hostile_after
     later = rounds.read_records(rounds.run_folders(project / "results" / "round-2")[-1])["zzz__clean"]
