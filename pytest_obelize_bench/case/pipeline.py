@@ -131,10 +131,7 @@ def start_case(case: Case, context: RoundContext, attempt: int = 1, reviews: Rev
 
         executor = sandbox_for_case(ProcessExecutor(), context, case, workspace, run.env)
         if isinstance(executor, SandboxExecutor):
-            if context.sandbox.overlay:
-                run.sandbox = executor
-            else:
-                run.copy_sandbox = executor
+            run.sandbox = executor
         run.runner = StepRunner(
             run.kind.wrap(executor),
             logs=workspace.logs,

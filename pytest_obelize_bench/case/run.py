@@ -94,11 +94,9 @@ class CaseRun:
     env_view: str | None = None
     #: the key of the installed template the case's view took for its after suite, or built.
     env_template_after: str | None = None
-    #: the sandbox around this case's steps (None without one): it mounts a template's overlay.
+    #: the sandbox around this case's steps (None without one): it mounts a template's overlay
+    #: (``overlay``), or shows read-only the template a copy view links its bytecode to.
     sandbox: SandboxExecutor | None = None
-    #: the sandbox of a case whose bwrap mounts no overlays (None otherwise): it shows the templates
-    #: a copy view links its bytecode to, read-only.
-    copy_sandbox: SandboxExecutor | None = None
     baseline: SuiteResult = field(default_factory=SuiteResult)
     after: SuiteResult = field(default_factory=SuiteResult)
     artefacts: Any = None
@@ -111,6 +109,11 @@ class CaseRun:
     def offline(self) -> bool:
         """Every step runs without the network (the fixtures pass)."""
         return self.kind.offline
+
+    @property
+    def overlay(self) -> SandboxExecutor | None:
+        """The case's sandbox when its bwrap mounts overlays (the session's choice), else None."""
+        return self.sandbox if self.context.sandbox.overlay else None
 
     @property
     def checkout(self) -> Path:

@@ -46,21 +46,21 @@ def template_for(run: CaseRun, used: str) -> Template | None:
 def take_template(run: CaseRun, template: Template, interpreter: Interpreter) -> None:
     """The case's venv becomes its own view of ``template``: an overlay in the sandbox, else a copy."""
     venv = run.checkout / ".venv"
-    if run.sandbox is not None:
-        run.sandbox.mount_template(template.venv)
+    if run.overlay is not None:
+        run.overlay.mount_template(template.venv)
         run.env_view = "overlay"
     else:
         # A case without a suite runs nothing in its venv that could use the template's bytecode;
         # under a sandbox the copy links to it, the template shown read-only, instead of copying it.
-        if run.copy_sandbox is not None:
-            run.copy_sandbox.expose(template.venv)
+        if run.sandbox is not None:
+            run.sandbox.expose(template.venv)
         copy_view(
             run.steps(),
             template,
             venv,
             timeout=run.limit("venv"),
             bytecode=run.case.test_cmd is not None,
-            link_bytecode=run.copy_sandbox is not None,
+            link_bytecode=run.sandbox is not None,
         )
         run.env_view = "copy"
     run.interpreter = in_view(interpreter, venv)
@@ -136,10 +136,10 @@ def then_published(install: Callable[[], str], publish: Callable[[], object]) ->
 def unwritten_template(run: CaseRun) -> Template | None:
     """The template an overlay case's view still is after its baseline (it wrote nothing but
     bytecode caches into its venv, which are dropped); None for any other case."""
-    if run.env_view != "overlay" or run.sandbox is None or run.env_template is None:
+    if run.env_view != "overlay" or run.overlay is None or run.env_template is None:
         return None
     base = Templates(run.context.templates_dir).find(run.env_template)
-    if base is None or base.base is not None or not drop_caches(run.sandbox.layout.venv_upper):
+    if base is None or base.base is not None or not drop_caches(run.overlay.layout.venv_upper):
         return None
     return base
 
@@ -147,7 +147,7 @@ def unwritten_template(run: CaseRun) -> Template | None:
 def new_sdk_over(run: CaseRun, base: Template, distribution: str, version: str, before: list[str]) -> str:
     """The installed template of ``before`` and the new pin mounted over the case's view, checked
     there; without one, the install into the view, which is then published as that template."""
-    sandbox = run.sandbox
+    sandbox = run.overlay
     if sandbox is None:
         return install_sdk(run, Step.INSTALL_TO, "install-to", distribution, version, before)
 
@@ -186,10 +186,10 @@ def new_sdk_onto_copy(run: CaseRun, base: Template, distribution: str, version: 
     venv = run.checkout / ".venv"
 
     def lay(found: Template, delta: Path) -> None:
-        if run.copy_sandbox is not None:  # the layer's bytecode is linked to, as the template's
-            run.copy_sandbox.expose(delta)
+        if run.sandbox is not None:  # the layer's bytecode is linked to, as the template's
+            run.sandbox.expose(delta)
         try:
-            apply_layer(delta, venv, bytecode=run.case.test_cmd is not None, link_bytecode=run.copy_sandbox is not None)
+            apply_layer(delta, venv, bytecode=run.case.test_cmd is not None, link_bytecode=run.sandbox is not None)
         except (OSError, ValueError) as exc:
             raise CaseError("install-to", "install_failed", f"the copy layer of {found.key[:12]}: {exc}") from None
 
