@@ -18,7 +18,7 @@ from pytest_obelize_bench.isolation.bwrap import Policy, bwrap_argv
 from pytest_obelize_bench.isolation.executor import ProcessExecutor, step_environment
 from pytest_obelize_bench.isolation.sandbox import CaseLayout, Probe, SandboxExecutor, interpreter_roots, policy_for
 from pytest_obelize_bench.isolation.sandbox_probe import Settings, choose, mounts_overlays, probe_bwrap
-from tests.helpers.sandbox import tree_digest
+from tests.helpers.sandbox import bwrap_probe, tree_digest
 
 
 def layout(root: Path, **overrides: object) -> CaseLayout:
@@ -318,8 +318,6 @@ def test_a_sandboxed_step_reads_an_exposed_template_and_cannot_write_it(tmp_path
     for path in (made.checkout, made.home, made.tmp):
         path.mkdir(parents=True)
     (made.checkout / "linked.pyc").symlink_to(template / "kept.pyc")
-    from tests.helpers.sandbox import bwrap_probe
-
     executor = SandboxExecutor(ProcessExecutor(), program=bwrap_probe().program or "bwrap", layout=made)
     executor.expose(template)
     code = (
