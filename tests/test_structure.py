@@ -97,6 +97,30 @@ def test_loading_the_entry_point_loads_nothing_a_round_needs() -> None:
     assert result.stdout.strip() == "[]"
 
 
+#: Written by a conftest at the end of a plain session: which of ``HEAVY`` it imported.
+SEEN_HEAVY = """\
+import sys
+HEAVY = ("pydantic", "yaml", "pytest_obelize_bench.grading.record", "pytest_obelize_bench.casefile")
+def pytest_sessionfinish(session):
+    seen = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    print("heavy:", seen)
+"""
+
+
+def test_a_session_that_runs_no_benchmark_pays_for_no_model(pytester: pytest.Pytester) -> None:
+    """Installed, the plugin loads into every pytest session of its environment; one that runs no
+    benchmark reads its options (``--bench-fail-on`` among them) but imports no pydantic model."""
+    pytester.makeconftest(SEEN_HEAVY)
+    pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
+    quiet = ("-s", "-p", "no:randomly", "-p", "no:hypothesispytest")
+    plain = pytester.runpytest_subprocess(*quiet)
+    plain.assert_outcomes(passed=1)
+    assert "heavy: []" in plain.stdout.str(), plain.stdout.str()
+    gated = pytester.runpytest_subprocess(*quiet, "--bench-fail-on=wrong")
+    gated.assert_outcomes(passed=1)  # naming tiers checks them against the records' tiers, which it then imports
+    assert "pytest_obelize_bench.grading.record" in gated.stdout.str()
+
+
 def test_no_module_is_over_400_lines() -> None:
     long = {name: n for name in package_modules() if (n := len((PACKAGE / name).read_text().splitlines())) > 400}
     assert long == {}
