@@ -132,42 +132,62 @@ def _inside(relative: str) -> bool:
     return bool(parts) and not Path(relative).is_absolute() and ".." not in parts
 
 
+def _clear(target: str) -> None:
+    """Make room for an entry of the layer: a file or link already there goes (never followed)."""
+    try:
+        kind = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(kind) or stat.S_ISREG(kind):
+        os.unlink(target)
+
+
 def apply_layer(layer: Path, copy: Path, *, bytecode: bool = True, link_bytecode: bool = False) -> None:
     """``copy`` as the install left the one ``layer`` was taken from: the deleted entries removed,
     then every entry of the layer copied over (a link hard-linked, as ``LINK_COPY`` does, so a
     case can replace its own entry but never change the layer's); its bytecode only with
     ``bytecode`` (a case without a suite imports nothing from it), linked to the layer's with
-    ``link_bytecode`` (for a sandbox that shows the layer read-only) instead of copied."""
-    real = Path(os.path.realpath(layer))
+    ``link_bytecode`` (for a sandbox that shows the layer read-only) instead of copied.
+
+    Strings and ``os.scandir``, as ``snapshot``: each entry's kind comes with its listing, so the
+    new SDK's layer (some 1,800 entries) takes 0.02 s a case instead of 0.13 s in memory.
+    """
+    real = os.path.realpath(layer)
     deleted = json.loads(read_bounded_file(layer.parent / DELETED, _DELETED_CAP).decode("utf-8"))
     for relative in deleted:
         if not isinstance(relative, str) or not _inside(relative):
             raise ValueError(f"{layer.parent / DELETED}: {relative!r} is not a path inside the venv")
-        target = copy / relative
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        elif target.exists() or target.is_symlink():
-            target.unlink()
-    for folder, names, files in os.walk(layer):
-        if not bytecode:
-            names[:] = [name for name in names if name != CACHE]
-        base = Path(folder)
-        made = copy / base.relative_to(layer)
-        made.mkdir(parents=True, exist_ok=True)
-        linked = link_bytecode and base.name == CACHE
-        for name in [*files, *(name for name in names if (base / name).is_symlink())]:
-            source, target = base / name, made / name
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            if linked and not source.is_symlink() and source.is_file():
-                os.symlink(real / base.relative_to(layer) / name, target)
-            elif source.is_symlink():
+        gone = copy / relative
+        if gone.is_dir() and not gone.is_symlink():
+            shutil.rmtree(gone)
+        elif gone.exists() or gone.is_symlink():
+            gone.unlink()
+    top, into = os.fspath(layer), os.fspath(copy)
+    pending = [""]  # folders of the layer, relative to it, each made in the copy before its entries
+    while pending:
+        relative = pending.pop()
+        made = os.path.join(into, relative)
+        os.makedirs(made, exist_ok=True)
+        linked = link_bytecode and os.path.basename(relative) == CACHE
+        with os.scandir(os.path.join(top, relative)) as entries:
+            listed = list(entries)
+        for entry in listed:
+            if entry.name == CACHE and not bytecode:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(os.path.join(relative, entry.name))
+                continue
+            target = os.path.join(made, entry.name)
+            _clear(target)
+            if linked and entry.is_file(follow_symlinks=False):
+                os.symlink(os.path.join(real, relative, entry.name), target)
+            elif entry.is_symlink():
                 try:
-                    os.link(source, target, follow_symlinks=False)
+                    os.link(entry.path, target, follow_symlinks=False)
                 except OSError:
-                    os.symlink(os.readlink(source), target)
+                    os.symlink(os.readlink(entry.path), target)
             else:
-                shutil.copy2(source, target, follow_symlinks=False)
+                shutil.copy2(entry.path, target, follow_symlinks=False)
 
 
 __all__ = ["CACHE", "DELETED", "Change", "Entry", "apply_layer", "changes", "compiled_into", "snapshot", "write_layer"]

@@ -76,32 +76,37 @@ _MANIFEST_CAP = 16_384
 #: Anything else (a socket, a device) is not copied: a venv holds none.  With ``argv[3]``
 #: ``without-bytecode`` no ``__pycache__`` folder is copied; with ``linked-bytecode`` each regular
 #: file in one is a symlink to the template's (by its real path), which only a sandbox that shows
-#: the template read-only makes safe (``SandboxExecutor.expose``).
+#: the template read-only makes safe (``SandboxExecutor.expose``). It walks with ``os.scandir``,
+#: whose entries know their kind, so a template's 4,400 entries need no second look each.
 LINK_COPY = """\
 import os, shutil, sys
 source, target = sys.argv[1], sys.argv[2]
 mode = sys.argv[3] if len(sys.argv) > 3 else "with-bytecode"
 real = os.path.realpath(source)
-folders = []
-for folder, names, files in os.walk(source):
-    if mode == "without-bytecode":
-        names[:] = [name for name in names if name != "__pycache__"]
-    relative = os.path.relpath(folder, source)
-    made = os.path.join(target, relative)
+folders, pending = [], [""]
+while pending:
+    relative = pending.pop()
+    folder, made = os.path.join(source, relative), os.path.join(target, relative)
     os.makedirs(made, exist_ok=True)
     folders.append((folder, made))
-    linked = mode == "linked-bytecode" and os.path.basename(folder) == "__pycache__"
-    for name in files + [name for name in names if os.path.islink(os.path.join(folder, name))]:
-        src, dst = os.path.join(folder, name), os.path.join(made, name)
-        if linked and not os.path.islink(src) and os.path.isfile(src):
-            os.symlink(os.path.normpath(os.path.join(real, relative, name)), dst)
-        elif os.path.islink(src):
+    linked = mode == "linked-bytecode" and os.path.basename(relative) == "__pycache__"
+    with os.scandir(folder) as listing:
+        entries = list(listing)
+    for entry in entries:
+        dst = os.path.join(made, entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            if mode != "without-bytecode" or entry.name != "__pycache__":
+                pending.append(os.path.join(relative, entry.name))
+        elif entry.is_symlink():
             try:
-                os.link(src, dst, follow_symlinks=False)
+                os.link(entry.path, dst, follow_symlinks=False)
             except OSError:
-                os.symlink(os.readlink(src), dst)
-        elif os.path.isfile(src):
-            shutil.copy2(src, dst, follow_symlinks=False)
+                os.symlink(os.readlink(entry.path), dst)
+        elif entry.is_file(follow_symlinks=False):
+            if linked:
+                os.symlink(os.path.join(real, relative, entry.name), dst)
+            else:
+                shutil.copy2(entry.path, dst, follow_symlinks=False)
 for folder, made in reversed(folders):
     shutil.copystat(folder, made, follow_symlinks=False)
 """
