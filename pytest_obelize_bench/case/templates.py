@@ -11,7 +11,7 @@ again.  A later case of the same key gets a writable view of it instead of its o
   (an install the template lacks, a suite's ``__pycache__``) lands in its upper layer only;
 * ``copy``: otherwise (no sandbox, or an older bwrap), a copy of the template.  Its SDK files
   are symlinks into the uv cache (``--link-mode=symlink``), about 2,250 of its 2,600 entries;
-  the copy hard-links each symlink (``LINK_COPY``: a symlink's target cannot be changed in place,
+  the copy hard-links each symlink (``tree_copy``: a symlink's target cannot be changed in place,
   so the case can only replace its own entry, never the template's) and copies the rest.  On a
   disk that discards freed blocks, that is less than half of ``cp -a``'s time, and removing the
   case's tree later frees no inode of those links.
@@ -54,6 +54,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file, write_atomically
+from pytest_obelize_bench.case import tree_copy
 from pytest_obelize_bench.case.copy_layer import Change, write_layer
 from pytest_obelize_bench.case.interpreter import Interpreter
 from pytest_obelize_bench.isolation.executor import run_program
@@ -69,47 +70,6 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 _MANIFEST = "template.json"
 _DELTA = "delta"
 _MANIFEST_CAP = 16_384
-
-#: The ``copy`` view's program, run by the harness's interpreter outside the sandbox: ``argv[1]``'s
-#: tree at ``argv[2]``, folders made, regular files copied (bytes, mode, times), each symlink a
-#: hard link of the template's (a new symlink where the filesystem refuses one), nothing followed.
-#: Anything else (a socket, a device) is not copied: a venv holds none.  With ``argv[3]``
-#: ``without-bytecode`` no ``__pycache__`` folder is copied; with ``linked-bytecode`` each regular
-#: file in one is a symlink to the template's (by its real path), which only a sandbox that shows
-#: the template read-only makes safe (``SandboxExecutor.expose``). It walks with ``os.scandir``,
-#: whose entries know their kind, so a template's 4,400 entries need no second look each.
-LINK_COPY = """\
-import os, shutil, sys
-source, target = sys.argv[1], sys.argv[2]
-mode = sys.argv[3] if len(sys.argv) > 3 else "with-bytecode"
-real = os.path.realpath(source)
-folders, pending = [], [""]
-while pending:
-    relative = pending.pop()
-    folder, made = os.path.join(source, relative), os.path.join(target, relative)
-    os.makedirs(made, exist_ok=True)
-    folders.append((folder, made))
-    linked = mode == "linked-bytecode" and os.path.basename(relative) == "__pycache__"
-    with os.scandir(folder) as listing:
-        entries = list(listing)
-    for entry in entries:
-        dst = os.path.join(made, entry.name)
-        if entry.is_dir(follow_symlinks=False):
-            if mode != "without-bytecode" or entry.name != "__pycache__":
-                pending.append(os.path.join(relative, entry.name))
-        elif entry.is_symlink():
-            try:
-                os.link(entry.path, dst, follow_symlinks=False)
-            except OSError:
-                os.symlink(os.readlink(entry.path), dst)
-        elif entry.is_file(follow_symlinks=False):
-            if linked:
-                os.symlink(os.path.join(real, relative, entry.name), dst)
-            else:
-                shutil.copy2(entry.path, dst, follow_symlinks=False)
-for folder, made in reversed(folders):
-    shutil.copystat(folder, made, follow_symlinks=False)
-"""
 
 #: Interpreters already resolved by this process: (request, policy, search path) -> what uv chose.
 _PROBED: dict[tuple[str, str, tuple[str, ...]], Interpreter] = {}
@@ -283,25 +243,24 @@ def copy_view(
     bytecode: bool = True,
     link_bytecode: bool = False,
 ) -> None:
-    """The ``copy`` view: step ``venv`` copies the template to the case's venv (``LINK_COPY``).
+    """The ``copy`` view: step ``venv`` copies the template to the case's venv (``tree_copy``, run as a program).
 
     Its bytecode comes only for a case that runs code in the venv, ``bytecode``: copied (a hard
     link would let the case write the template's), 0.3 to 0.5 s more a copy on the reference
     machine's disk, where a suite that imports the legacy SDK saves some 0.8 s each run; or, with
     ``link_bytecode``, linked to the template's, for a sandbox that shows the template read-only.
     """
-    caches = ("linked-bytecode" if link_bytecode else "with-bytecode") if bytecode else "without-bytecode"
+    caches = tree_copy.bytecode_mode(bytecode, linked=link_bytecode)
     runner.run(
         Step.VENV,
         "venv",
-        [sys.executable, "-I", "-c", LINK_COPY, os.fspath(template.venv), os.fspath(venv), caches],
+        [sys.executable, "-I", tree_copy.__file__, os.fspath(template.venv), os.fspath(venv), caches],
         timeout=timeout,
         reason="venv_failed",
     )
 
 
 __all__ = [
-    "LINK_COPY",
     "TEMPLATES_DIR",
     "VIEWS",
     "Template",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_obelize_bench.case import tree_copy
 from pytest_obelize_bench.case.copy_layer import DELETED, apply_layer, changes, compiled_into, snapshot, write_layer
-from pytest_obelize_bench.case.templates import LINK_COPY
 
 
 def _template(root: Path) -> Path:
@@ -27,7 +27,7 @@ def _template(root: Path) -> Path:
 
 
 def _copy(template: Path, target: Path) -> Path:
-    subprocess.run([sys.executable, "-I", "-c", LINK_COPY, str(template), str(target)], check=True)
+    subprocess.run([sys.executable, "-I", tree_copy.__file__, str(template), str(target)], check=True)
     return target
 
 
@@ -175,7 +175,7 @@ def test_linked_bytecode_points_at_the_template_and_at_the_layer_by_their_real_p
     (tmp_path / "seen").symlink_to(tmp_path / "real")  # the template reached through a link
     copy = tmp_path / "copy"
     subprocess.run(
-        [sys.executable, "-I", "-c", LINK_COPY, str(tmp_path / "seen" / "template"), str(copy), "linked-bytecode"],
+        [sys.executable, "-I", tree_copy.__file__, str(tmp_path / "seen" / "template"), str(copy), "linked-bytecode"],
         check=True,
     )
     linked = copy / "lib" / "site-packages" / "legacy" / "__pycache__" / "__init__.cpython-312.pyc"

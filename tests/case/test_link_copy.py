@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from pytest_obelize_bench.case import tree_copy
 from pytest_obelize_bench.case.copy_layer import changes
-from pytest_obelize_bench.case.templates import LINK_COPY
 from tests.helpers.sandbox import tree_digest
 
 
@@ -32,7 +33,7 @@ def _template(root: Path) -> Path:
 
 def _copy(template: Path, target: Path, *extra: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-I", "-c", LINK_COPY, str(template), str(target), *extra],
+        [sys.executable, "-I", tree_copy.__file__, str(template), str(target), *extra],
         capture_output=True,
         text=True,
         check=False,
@@ -101,11 +102,28 @@ def test_a_filesystem_that_refuses_the_hard_link_gets_a_symlink_of_the_same_targ
         "def refuse(*args, **kwargs):\n"
         "    raise OSError(18, 'Invalid cross-device link')\n"
         "os.link = refuse\n"
-        f"sys.argv = ['-c', {str(template)!r}, {str(copy)!r}]\n"
-        f"exec(compile({LINK_COPY!r}, 'link-copy', 'exec'))\n"
+        f"sys.argv = [{tree_copy.__file__!r}, {str(template)!r}, {str(copy)!r}]\n"
+        f"runpy.run_path({tree_copy.__file__!r}, run_name='__main__')\n"
     )
     done = subprocess.run([sys.executable, "-I", str(shim)], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert tree_digest(copy) == tree_digest(template)
     relative = "bin/python"
     assert (copy / relative).lstat().st_ino != (template / relative).lstat().st_ino
+
+
+def test_the_program_imports_only_the_standard_library_and_refuses_a_bad_call(tmp_path: Path) -> None:
+    """Step ``venv`` runs the file on the harness's interpreter with ``-I``: it can lean on nothing
+    of the harness, and a mode it does not know, or a missing argument, stops it before it writes."""
+    tree = ast.parse(Path(tree_copy.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+    template = _template(tmp_path)
+    program = [sys.executable, "-I", tree_copy.__file__]
+    target = str(tmp_path / "a")
+    wrong = subprocess.run([*program, str(template), target, "bytecode"], check=False, capture_output=True, text=True)
+    assert wrong.returncode != 0 and "unknown mode 'bytecode'" in wrong.stderr
+    short = subprocess.run([*program, str(template)], check=False, capture_output=True, text=True)
+    assert short.returncode == 2 and "usage:" in short.stderr
+    assert not (tmp_path / "a").exists()
