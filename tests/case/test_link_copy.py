@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,25 @@ def test_the_program_imports_only_the_standard_library_and_refuses_a_bad_call(tm
     short = subprocess.run([*program, str(template)], check=False, capture_output=True, text=True)
     assert short.returncode == 2 and "usage:" in short.stderr
     assert not (tmp_path / "a").exists()
+
+
+def test_a_socket_or_a_fifo_is_not_copied_nor_laid_from_a_layer(tmp_path: Path) -> None:
+    """A venv holds neither; one planted in a template or a layer is left out, never read from
+    (a fifo would block a copy that opened it) and never an error."""
+    template = _template(tmp_path)
+    os.mkfifo(template / "pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(template / "bin" / "listening"))
+    try:
+        _copy(template, tmp_path / "case" / ".venv")
+        layer = tmp_path / "layer"
+        layer.mkdir()
+        os.mkfifo(layer / "layer-pipe")
+        (layer / "added.txt").write_text("added\n")
+        tree_copy.lay_tree(str(layer), str(tmp_path / "case" / ".venv"), replace=True)
+    finally:
+        server.close()
+    copy = tmp_path / "case" / ".venv"
+    assert not (copy / "pipe").exists() and not (copy / "bin" / "listening").exists()
+    assert not (copy / "layer-pipe").exists() and (copy / "added.txt").read_text() == "added\n"
+    assert (copy / "bin" / "tool").is_file()
