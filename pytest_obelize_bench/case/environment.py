@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.clock import UTC_FORMAT
 from pytest_obelize_bench.case.interpreter import (
     RESOLVE_TIMEOUT_S,
     VENV_TIMEOUT_S,
@@ -48,7 +49,6 @@ CHECK_TIMEOUT_S = ASK_INTERPRETER_S
 
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
-_EXCLUDE_NEWER_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
 
 
@@ -307,7 +307,7 @@ def packages_digest(runner: StepRunner, *, interpreter: Path, checkout: Path) ->
 
 def exclude_newer_now() -> str:
     """Now in UTC as ``YYYY-MM-DDTHH:MM:SSZ``: the cutoff every install of a round resolves at."""
-    return datetime.now(UTC).strftime(_EXCLUDE_NEWER_FORMAT)
+    return datetime.now(UTC).strftime(UTC_FORMAT)
 
 
 def validate_exclude_newer(text: str) -> str:
@@ -330,7 +330,7 @@ def validate_exclude_newer(text: str) -> str:
         raise ValueError(problem) from None
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(problem)
-    return moment.astimezone(UTC).strftime(_EXCLUDE_NEWER_FORMAT)
+    return moment.astimezone(UTC).strftime(UTC_FORMAT)
 
 
 def default_uv_cache(work_root: Path, environ: Mapping[str, str] = os.environ) -> Path:

@@ -147,9 +147,6 @@ def resolve_program() -> str:
     return _RESOLVE_PROGRAM
 
 
-_VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
-
-
 @functools.cache
 def uv_version() -> str:
     """The version uv reports, e.g. ``0.13.9``: asked once per process (the uv binary is this package's)."""

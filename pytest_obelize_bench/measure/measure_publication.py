@@ -23,7 +23,7 @@ from pytest_obelize_bench._util.locks import holder_lock
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text, write_atomically
 from pytest_obelize_bench._util.strict_model import StrictModel
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
-from pytest_obelize_bench.records.published import JOURNAL_NAME, LOCK_NAME
+from pytest_obelize_bench.records.published import JOURNAL_NAME, LOCK_NAME, PUBLICATION_NAME
 from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME, apply_blocks
 from pytest_obelize_bench.records.transaction import (
     Journal,
@@ -35,7 +35,7 @@ from pytest_obelize_bench.records.transaction import (
     temporaries_in,
 )
 
-NOTE_NAME = "publication.json"
+NOTE_NAME = PUBLICATION_NAME  # a round folder's note has the same name: one spelling of it
 NOTE_BYTES = 1 << 20
 #: A published measurement document is at most this large (80 repositories' findings).
 DOCUMENT_CAP_BYTES = MEASURE_DOCUMENT_BYTES

@@ -14,10 +14,9 @@ from typing import Any
 
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.grading.record import Record
-from pytest_obelize_bench.grading.repeatability import AttemptFacts
+from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts
 from pytest_obelize_bench.grading.tiers import ceiling
 
-SUCCESS = "verified_success"
 SPLITS = ("dev", "holdout")
 #: The cap shown for a record whose case has no row in the case file (it has no key to read).
 CAP_NO_KEY = "no row in the case file"
