@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.records.review_drift import review_drift
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile, promotion_runs
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.project import PROJECT
 from tests.helpers.runs import all_cases, make_run
 
 
 def run(*args: str) -> tuple[int, list[str]]:
-    out = io.StringIO()
-    code = cli_main(list(args), out=out)
-    return code, out.getvalue().splitlines()
+    code, out = obelize_bench(*args)
+    return code, out.splitlines()
 
 
 def test_check_cases_on_a_file_it_cannot_read_is_one_line_and_status_2(tmp_path: Path) -> None:

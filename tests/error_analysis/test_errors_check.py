@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 from typing import Any
@@ -10,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.error_analysis.check import check_review, reference_problems
 from pytest_obelize_bench.error_analysis.commands import adrs_in, gaps_in
 from pytest_obelize_bench.error_analysis.review import ReviewFile
 from pytest_obelize_bench.error_analysis.states import Analysis, analyse
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.error_rounds import round_1
 from tests.helpers.project import PROJECT
 
@@ -189,8 +188,7 @@ def test_references_must_exist_and_gaps_be_open(tmp_path: Path) -> None:
 
 
 def run(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return cli_main(list(args), out=out), out.getvalue()
+    return obelize_bench(*args)
 
 
 def project_copy(tmp_path: Path) -> tuple[Path, Path]:

@@ -3,7 +3,6 @@ results document and summary.json then carry."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -12,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.error_analysis.collected import read_collected
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record
 from pytest_obelize_bench.records.runs import RunManifest, write_manifest
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.project import PROJECT
 
 PACK = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
@@ -62,9 +61,7 @@ def store(folder: Path, case: str, rec: Record, artefacts: Artefacts | None) -> 
 
 
 def collect(results: Path, *extra: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = cli_main(["errors", "collect", "--round", "3", "--results", str(results), *extra], out=out)
-    return code, out.getvalue()
+    return obelize_bench("errors", "collect", "--round", "3", "--results", results, *extra)
 
 
 @pytest.fixture
@@ -163,9 +160,7 @@ def test_collect_from_one_run_of_the_round(tmp_path: Path) -> None:
 
 
 def summarize(cases: Path, results: Path, *extra: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = cli_main(["summarize", "--cases", str(cases), "--results", str(results), *extra], out=out)
-    return code, out.getvalue()
+    return obelize_bench("summarize", "--cases", cases, "--results", results, *extra)
 
 
 def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ publisher in a subprocess and the console script in this process."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -11,7 +10,6 @@ import sys
 from pathlib import Path
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.graded_facts import Artefacts, artefacts_to_json
 from pytest_obelize_bench.records.runs import RunManifest, add_record, case_file_ref, write_manifest
 from tests.helpers.runs import errored, unsupported
@@ -72,16 +70,6 @@ def round_state(project: Path) -> dict[str, bytes]:
 def published_run(project: Path) -> str | None:
     note = project / "results" / "round-2" / "publication.json"
     return json.loads(note.read_text(encoding="utf-8"))["run"] if note.is_file() else None
-
-
-def obelize_bench(project: Path, *args: str) -> tuple[int, str]:
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        out = io.StringIO()
-        return cli_main(list(args), out=out), out.getvalue()
-    finally:
-        os.chdir(cwd)
 
 
 def console(project: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:

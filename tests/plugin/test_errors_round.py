@@ -18,7 +18,6 @@ Every expected figure below is worked out by hand from that list.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
@@ -28,11 +27,11 @@ import pytest
 import yaml
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.error_analysis.collected import read_collected
 from pytest_obelize_bench.error_analysis.commands import collected_path
 from pytest_obelize_bench.error_analysis.states import bails_of, migrated, round_keys
 from tests.helpers import rounds
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import make_repo
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
@@ -242,14 +241,7 @@ def run_round(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outsid
 
 
 def cli(project: Path, *args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(project)
-    try:
-        code = cli_main(list(args), out=out)
-    finally:
-        os.chdir(cwd)
-    return code, out.getvalue()
+    return obelize_bench(*args, cwd=project)
 
 
 def test_a_round_through_the_plugin_is_collected_checked_and_levered(

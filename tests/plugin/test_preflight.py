@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.session.preflight import (
     CASE_DISK_BYTES,
     disk_problem,
@@ -17,13 +15,12 @@ from pytest_obelize_bench.session.preflight import (
     repository_probes,
 )
 from tests.helpers import casefile
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import make_repo
 
 
 def cli_output(*args: str) -> list[str]:
-    out = io.StringIO()
-    cli_main(list(args), out=out)
-    return out.getvalue().splitlines()
+    return obelize_bench(*args)[1].splitlines()
 
 
 def cases_of(tmp_path: Path, rows: list[dict[str, object]]) -> list[object]:

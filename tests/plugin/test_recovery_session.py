@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -12,19 +11,14 @@ import pytest
 
 from pytest_obelize_bench._util.safe_io import KILL_AT_WRITE_ENV
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.crash import RUN_A, RUN_B, published_run, write_run
 
 
 def _summarize_check(project: Path) -> int:
-    cwd = Path.cwd()
-    os.chdir(project)
-    try:
-        return cli_main(["summarize", "--check"], out=io.StringIO())
-    finally:
-        os.chdir(cwd)
+    return obelize_bench("summarize", "--check", cwd=project)[0]
 
 
 def test_a_round_session_recovers_a_half_published_round_before_anything_else(

@@ -6,14 +6,13 @@ fails (obelize_failed, a tool error) on every attempt. git, uv, PyPI installs an
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import rounds
+from tests.helpers.bench_cli import obelize_bench
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
@@ -84,17 +83,7 @@ def test_a_rerun_of_a_repeated_run_reruns_each_errored_attempt_as_itself(tmp_pat
     last = json.loads((run / "run.json").read_text(encoding="utf-8"))["reruns"][-1]
     assert last["cases"] == [f"{case}.attempt-2"]
     assert last["replaced"][0]["case"] == case and last["replaced"][0]["kept_as"] == f"attempts/{case}.attempt-2.1.json"
-    listing = io.StringIO()
-    cli_main(
-        [
-            "runs",
-            "--round",
-            "2",
-            "--results",
-            str(project / "results"),
-            "--cases",
-            str(project / "cases" / "cases.yaml"),
-        ],
-        listing,
+    _, listing = obelize_bench(
+        "runs", "--round", "2", "--results", project / "results", "--cases", project / "cases" / "cases.yaml"
     )
-    assert f"  repeats: [{measured} 1]" in listing.getvalue().splitlines()
+    assert f"  repeats: [{measured} 1]" in listing.splitlines()

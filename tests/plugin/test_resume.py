@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import io
 import json
 import subprocess
 from pathlib import Path
@@ -13,13 +12,13 @@ import pytest
 
 from pytest_obelize_bench.case.content_key import case_row_hash, content_key
 from pytest_obelize_bench.casefile.schema import Case, Review
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.record import Record
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.session.resume import choose, latest_run
 from pytest_obelize_bench.tool.info import ToolInfo
 from pytest_obelize_bench.tool.packs import PackInfo
 from tests.helpers import rounds
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.rounds import run_pytest
 
 ROUND = ("--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor")
@@ -242,9 +241,7 @@ def test_a_resume_stopped_at_preflight_then_resumed_is_a_whole_run_and_no_tamper
     hidden.rename(origin)
     again = _round(project, tmp_path / "work3", "--bench-resume")
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
-    out = io.StringIO()
-    cli_main(["runs", "--round", "2", "--cases", str(cases_file), "--results", str(project / "results")], out)
-    listing = out.getvalue()
+    _, listing = obelize_bench("runs", "--round", "2", "--cases", cases_file, "--results", project / "results")
     assert "CHANGED" not in listing and "preflight" not in listing and "interrupted" not in listing, listing
     assert " complete " in listing, listing
     manifest = json.loads((rounds.only_run(project / "results" / "round-2") / "run.json").read_text("utf-8"))

@@ -11,16 +11,15 @@ import json
 import re
 import subprocess
 import sys
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.grading.record import comparable, parse_record
 from pytest_obelize_bench.isolation.sandbox_probe import probe_best
 from tests.helpers import rounds
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.round_project import EXPECTED_TIERS, records_of
 from tests.helpers.rounds import run_pytest
 
@@ -211,27 +210,13 @@ def test_regrade_reports_a_corrected_key(serial_round: Any, tmp_path: Path) -> N
     data["cases"][0]["pattern_key"] = sorted({row["symbol"] for row in rows})
     (copy / "cases.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
 
-    out = StringIO()
-    assert (
-        cli_main(
-            ["regrade", "--round", "2", "--cases", str(copy / "cases.yaml"), "--results", str(copy / "results")], out
-        )
-        == 0
+    status, text = obelize_bench(
+        "regrade", "--round", "2", "--cases", copy / "cases.yaml", "--results", copy / "results"
     )
-    text = out.getvalue()
+    assert status == 0, text
     assert "ann__clean:" in text and "measurements.missed_call_site: now 1, published 0" in text
     assert "round 2: 1 of 5 records would change" in text
-    out = StringIO()
-    cli_main(
-        [
-            "regrade",
-            "--round",
-            "2",
-            "--cases",
-            str(project / "cases" / "cases.yaml"),
-            "--results",
-            str(copy / "results"),
-        ],
-        out,
+    _, text = obelize_bench(
+        "regrade", "--round", "2", "--cases", project / "cases" / "cases.yaml", "--results", copy / "results"
     )
-    assert "round 2: 0 of 5 records would change" in out.getvalue()
+    assert "round 2: 0 of 5 records would change" in text

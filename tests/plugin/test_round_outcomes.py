@@ -5,14 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import casefile, rounds
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import git, make_repo
 from tests.helpers.round_project import EXPECTED_TIERS, records_of
 from tests.helpers.rounds import local_key, run_pytest
@@ -51,22 +50,18 @@ sys.exit(4)
 
 
 def show(project: Path, *args: str) -> str:
-    out = StringIO()
-    code = cli_main(
-        [
-            "show",
-            *args,
-            "--cases",
-            str(project / "cases" / "cases.yaml"),
-            "--results",
-            str(project / "results"),
-            "--work",
-            str(project.parent / "work"),
-        ],
-        out,
+    code, out = obelize_bench(
+        "show",
+        *args,
+        "--cases",
+        project / "cases" / "cases.yaml",
+        "--results",
+        project / "results",
+        "--work",
+        project.parent / "work",
     )
-    assert code == 0, out.getvalue()
-    return out.getvalue()
+    assert code == 0, out
+    return out
 
 
 def test_errors_are_records_and_the_next_case_is_unaffected(tmp_path: Path) -> None:
@@ -179,18 +174,10 @@ def test_a_complete_run_publishes_its_records(serial_round: Any) -> None:
     patch = (work / "ann__clean.logs" / "artefacts" / "patch.diff").read_bytes()
     assert clean["provenance"]["patch_sha256"] == hashlib.sha256(patch).hexdigest()
     assert str(work / "ann__clean.logs") not in done.stdout  # only errored cases name their logs
-    code = cli_main(
-        [
-            "summarize",
-            "--check",
-            "--cases",
-            str(project / "cases" / "cases.yaml"),
-            "--results",
-            str(project / "results"),
-        ],
-        StringIO(),
+    code, out = obelize_bench(
+        "summarize", "--check", "--cases", project / "cases" / "cases.yaml", "--results", project / "results"
     )
-    assert code == 0
+    assert code == 0, out
 
 
 def test_a_k_run_leaves_the_published_block_byte_for_byte(serial_round: Any, tmp_path: Path) -> None:
@@ -221,9 +208,8 @@ def test_a_k_run_leaves_the_published_block_byte_for_byte(serial_round: Any, tmp
     assert "round 2: 1 records;" in done.stdout and "tiers: error 0, wrong 0, unsupported 1," in done.stdout
     manifest = json.loads((newest / "run.json").read_text(encoding="utf-8"))
     assert manifest["selection"]["keyword"] == "cat__refused" and manifest["cases_recorded"] == ["cat__refused"]
-    out = StringIO()
-    cli_main(["runs", "--round", "2", "--cases", str(project / "cases" / "cases.yaml"), "--results", str(results)], out)
-    listing = out.getvalue().splitlines()
+    _, out = obelize_bench("runs", "--round", "2", "--cases", project / "cases" / "cases.yaml", "--results", results)
+    listing = out.splitlines()
     assert any(line.endswith("PUBLISHED") and " complete " in line for line in listing)
     (at,) = [i for i, line in enumerate(listing) if newest.name in line]
     assert "  partial  [unsupported 1]" in listing[at] and len(listing[at]) < 160

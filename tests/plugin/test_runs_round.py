@@ -11,14 +11,13 @@ import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import rounds
+from tests.helpers.bench_cli import obelize_bench
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
@@ -57,21 +56,17 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     # What the read-only tests look at is taken now, before the rerun test changes the run, so the
     # module's tests pass in any order.
     lf = run_pytest(project, *common, "--lf", "--collect-only", "-q")
-    show = StringIO()
-    show_code = cli_main(
-        [
-            "show",
-            LATE,
-            "--run",
-            run.name,
-            "--cases",
-            str(project / "cases" / "cases.yaml"),
-            "--results",
-            str(project / "results"),
-            "--work",
-            str(root / "work"),
-        ],
-        show,
+    show_code, show = obelize_bench(
+        "show",
+        LATE,
+        "--run",
+        run.name,
+        "--cases",
+        project / "cases" / "cases.yaml",
+        "--results",
+        project / "results",
+        "--work",
+        root / "work",
     )
     return {
         "root": root,
@@ -86,7 +81,7 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "document": (project / "results" / "BENCHMARK_RESULTS.md").exists(),
         "ok_tree": (root / "work" / "round-2" / OK).exists(),
         "lf": lf,
-        "show": (show_code, show.getvalue()),
+        "show": (show_code, show),
     }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -12,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import promotion_runs as pr
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gate_runs import decision, decisions, gate, half_verified, reason_text
 
 
@@ -160,26 +159,21 @@ def test_several_candidates_get_one_document_each_and_the_decisions_block_shows_
     assert "not told apart at alpha 0.05" in block and "at least 10 cases won with none lost decide" in block
 
 
-def test_the_console_script_takes_run_folders(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_console_script_takes_run_folders(project: Path) -> None:
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     old = pr.write_run(project, "old", {}, ended_at=now)
     new = pr.write_run(project, "new", half_verified(), version="0.9.0", ended_at=now)
-    monkeypatch.chdir(project)
-    out = io.StringIO()
-    status = cli_main(["gate", "--incumbent", str(old), "--candidate", str(new)], out=out)
-    assert status == 0, out.getvalue()
+    status, out = obelize_bench("gate", "--incumbent", old, "--candidate", new, cwd=project)
+    assert status == 0, out
     assert len(list((project / "results" / "decisions").glob("*-new.json"))) == 1
 
 
-def test_bare_run_ids_are_runs_and_two_decisions_leave_two_files(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_bare_run_ids_are_runs_and_two_decisions_leave_two_files(project: Path) -> None:
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     pr.write_run(project, "old", {}, ended_at=now)
     pr.write_run(project, "new", half_verified(), version="0.9.0", ended_at=now)
-    monkeypatch.chdir(project)
     for _ in range(2):
-        out = io.StringIO()
-        assert cli_main(["gate", "--incumbent", "old", "--candidate", "new"], out=out) == 0, out.getvalue()
+        status, out = obelize_bench("gate", "--incumbent", "old", "--candidate", "new", cwd=project)
+        assert status == 0, out
     written = sorted(path.name for path in (project / "results" / "decisions").glob("*.json"))
     assert len(written) == 2 and [name for name in written if name.endswith("-new-2.json")], written

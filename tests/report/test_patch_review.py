@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import io
 from pathlib import Path
 
 from pytest_obelize_bench.casefile.reviews import load_reviews
-from pytest_obelize_bench.cli import main as cli_main
 from tests.helpers import casefile, runs
+from tests.helpers.bench_cli import obelize_bench
 
 PATCH = b"--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-import google.generativeai\n+from google import genai\n"
 
@@ -26,10 +25,8 @@ def project(tmp_path: Path, patch: bytes | None) -> Path:
 
 
 def review(root: Path) -> tuple[int, str]:
-    out = io.StringIO()
     args = ["review", "alpha__navamai", "--run", "r1", "--work", str(root / "work")]
-    args += ["--cases", str(root / "cases" / "cases.yaml"), "--results", str(root / "results")]
-    return cli_main(args, out=out), out.getvalue()
+    return obelize_bench(*args, "--cases", root / "cases" / "cases.yaml", "--results", root / "results")
 
 
 def test_review_prints_the_patch_and_an_entry_that_loads_once_filled(tmp_path: Path) -> None:
@@ -67,7 +64,6 @@ def test_a_record_without_a_patch_digest_has_nothing_to_review(tmp_path: Path) -
 
 def test_a_missing_record_is_one_line(tmp_path: Path) -> None:
     root = project(tmp_path, PATCH)
-    out = io.StringIO()
     args = ["review", "alpha__navamai", "--run", "nope", "--cases", str(root / "cases" / "cases.yaml")]
-    status = cli_main([*args, "--results", str(root / "results")], out=out)
-    assert status == 2 and out.getvalue().count("\n") == 1
+    status, out = obelize_bench(*args, "--results", root / "results")
+    assert status == 2 and out.count("\n") == 1

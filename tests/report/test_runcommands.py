@@ -7,21 +7,15 @@ per case); the commands are the real ``obelize-bench`` entry point.
 from __future__ import annotations
 
 import hashlib
-import io
 from pathlib import Path
 
 import pytest
 
 from pytest_obelize_bench.casefile.cases import load_case_file
-from pytest_obelize_bench.cli import main as cli_main
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.runs import write_ended_run
-
-
-def obelize_bench(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    return cli_main(list(args), out=out), out.getvalue()
 
 
 def tree(folder: Path) -> dict[str, str]:
