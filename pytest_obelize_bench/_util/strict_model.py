@@ -9,6 +9,8 @@ which pydantic merges with its base's.
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -24,4 +26,10 @@ class StrictRow(FrozenModel):
     model_config = ConfigDict(strict=True)
 
 
-__all__ = ["FrozenModel", "StrictModel", "StrictRow"]
+def committed_json(model: BaseModel) -> str:
+    """A document as the harness writes it to disk: sorted keys, indent 2, a trailing newline, so the
+    same document is the same bytes and a change to it is a small diff."""
+    return json.dumps(model.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+__all__ = ["FrozenModel", "StrictModel", "StrictRow", "committed_json"]

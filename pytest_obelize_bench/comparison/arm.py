@@ -13,7 +13,6 @@ put back is refused.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 
 from pytest_obelize_bench._util.caps import ARM_FILE_BYTES, GUIDE_BYTES, PROMPT_BYTES
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.documents import parse_yaml
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, read_untrusted_text
 from pytest_obelize_bench._util.strict_model import StrictModel
@@ -107,10 +107,6 @@ class ArmFileError(ValueError):
     """A bad arm file, in one line naming the field."""
 
 
-def sha256_of(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def parse_arm(data: Any, source: str) -> ArmFile:
     try:
         return ArmFile.model_validate(data)
@@ -133,7 +129,7 @@ def read_arm(path: Path) -> tuple[ArmFile, str, Path, str]:
         guide_bytes = read_untrusted(guide, MAX_GUIDE_BYTES)
     except UntrustedFileError as exc:
         raise ArmFileError(f"{path}: guide.file: {exc}") from None
-    return arm, sha256_of(text.encode("utf-8")), guide.resolve(), sha256_of(guide_bytes)
+    return arm, sha256_bytes(text.encode("utf-8")), guide.resolve(), sha256_bytes(guide_bytes)
 
 
 # -- the fixed prompt ---------------------------------------------------------------------------
@@ -186,5 +182,4 @@ __all__ = [
     "parse_arm",
     "read_arm",
     "render_prompt",
-    "sha256_of",
 ]

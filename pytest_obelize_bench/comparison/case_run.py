@@ -8,7 +8,6 @@ controller writes ``results/comparison/round-N.json`` only when every dev case r
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.clock import utc_now
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.agent_steps import (
@@ -45,10 +45,6 @@ from pytest_obelize_bench.comparison.suite_run import run_suites
 from pytest_obelize_bench.isolation.workspace import keeps_checkout
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _given(ctx: ComparisonContext, blind: Blind, tree: Path, meta: Path, name: str) -> tuple[Path, str]:
     """The guide snapshot and the rendered prompt under ``given``: (prompt path, its sha256)."""
     guide = blind.given / ("guide" + Path(ctx.guide_path).suffix)
@@ -57,7 +53,7 @@ def _given(ctx: ComparisonContext, blind: Blind, tree: Path, meta: Path, name: s
     text = render_prompt(ctx.template, tree=tree, guide=guide, meta=meta)
     prompt = blind.given / name
     prompt.write_text(text, encoding="utf-8")
-    return prompt, _sha(text)
+    return prompt, sha256_text(text)
 
 
 def _error(arm: str, exc: CaseError) -> ArmError:

@@ -9,7 +9,6 @@ reading a file is bounded and never follows a symlink.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -19,7 +18,7 @@ from pydantic import Field, ValidationError
 from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
 from pytest_obelize_bench._util.documents import read_document
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object
-from pytest_obelize_bench._util.strict_model import StrictRow
+from pytest_obelize_bench._util.strict_model import StrictRow, committed_json
 from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.grading.graded_facts import Artefacts
 
@@ -68,8 +67,7 @@ class CollectedRound(StrictRow):
     cases: dict[str, CollectedCase]
 
     def to_json(self) -> str:
-        """The committed form: sorted keys, indent 2, a trailing newline."""
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        return committed_json(self)
 
 
 class CollectedFileError(ValueError):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from pytest_obelize_bench._util.strict_model import StrictModel
+from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench.grading.attempts import parse_stem, record_file_name
 
 SCHEMA_VERSION = 3
@@ -212,8 +212,7 @@ class Record(_Model):
         return self.attempt or 1
 
     def to_json(self) -> str:
-        """The published form: sorted keys, indent 2, a trailing newline."""
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        return committed_json(self)
 
 
 class RecordError(ValueError):

@@ -11,17 +11,16 @@ the guard, has no note or a note that no longer matches.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pytest_obelize_bench._util.caps import MEASURE_DOCUMENT_BYTES
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench._util.documents import load_optional_json
 from pytest_obelize_bench._util.locks import holder_lock
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_text, write_atomically
-from pytest_obelize_bench._util.strict_model import StrictModel
+from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.records.published import JOURNAL_NAME, LOCK_NAME, PUBLICATION_NAME
 from pytest_obelize_bench.records.results_document import DOCUMENT_LOCK, DOCUMENT_NAME, apply_blocks
@@ -58,11 +57,7 @@ class MeasurementNote(StrictModel):
     with_infrastructure_errors: bool = False
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return committed_json(self)
 
 
 def scan_error_parts(error: str | None) -> tuple[str, str] | None:
@@ -151,7 +146,6 @@ __all__ = [
     "recover_measurements",
     "refusal",
     "scan_error_parts",
-    "sha256_text",
     "write_measurement",
 ]
 

@@ -17,7 +17,6 @@ the registered policy. Pure but for ``collect_history``'s reading.
 from __future__ import annotations
 
 import itertools
-import json
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from pytest_obelize_bench._util.stats import rate_of, rate_over_clusters
-from pytest_obelize_bench._util.strict_model import StrictModel
+from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench.casefile.promotion_policy import Policy
 from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts
 from pytest_obelize_bench.promotion.case_view import by_case, case_side
@@ -115,7 +114,7 @@ class HistoryDocument(StrictModel):
     left_out: list[LeftOut]
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        return committed_json(self)
 
 
 # -- choosing the runs -----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_serializer
 
 from pytest_obelize_bench._util.caps import MANIFEST_BYTES
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
-from pytest_obelize_bench._util.strict_model import StrictModel
+from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench._util.validation import problem_text
 from pytest_obelize_bench.casefile.schema import CaseFile
 from pytest_obelize_bench.grading.record import RecordError
@@ -156,7 +156,7 @@ class RunManifest(StrictModel):
         return {} if harness == HarnessInfo() else harness.model_dump(mode="json")
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        return committed_json(self)
 
     def tool_field(self, name: str) -> str | None:
         value = getattr(self.tool, name, None)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES
+from pytest_obelize_bench._util.digests import sha256_bytes, sha256_text
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.grading.record import NOT_RECORDS, RecordError, parse_record, repeat_stems
@@ -19,7 +20,6 @@ from pytest_obelize_bench.records.publication_note import (
     Publication,
     expected_cases,
     owner_refusal,
-    sha256_text,
 )
 from pytest_obelize_bench.records.published import (
     ARTEFACTS_DIR,
@@ -41,7 +41,7 @@ from pytest_obelize_bench.records.runs import (
     utc_now,
     write_manifest,
 )
-from pytest_obelize_bench.records.transaction import Journal, commit, roll_forward, sha256_bytes
+from pytest_obelize_bench.records.transaction import Journal, commit, roll_forward
 
 ARTEFACT_CAP_BYTES = GRADED_FACTS_BYTES
 

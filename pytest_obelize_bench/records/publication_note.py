@@ -7,7 +7,6 @@ published files are not exactly one complete run's: the check ``summarize --chec
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench._util.documents import load_optional_json
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
 from pytest_obelize_bench._util.strict_model import StrictModel
@@ -97,10 +97,6 @@ def owner_refusal(results: Path, round_number: int, ref: CaseFileRef, *, results
         f"round {round_number} of {results} belongs to case file {owner}, not {ref.path}; "
         f"pass --bench-results=DIR to publish this case file's rounds in a folder of their own"
     )
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def expected_cases(case_file: CaseFile, round_number: int) -> list[str]:
@@ -220,5 +216,4 @@ __all__ = [
     "owner_refusal",
     "publication_problems",
     "read_publication",
-    "sha256_text",
 ]

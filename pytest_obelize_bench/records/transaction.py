@@ -14,8 +14,6 @@ a killed writer is removed by the same recovery.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -23,9 +21,10 @@ from pathlib import Path
 from pydantic import Field
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.removal import remove_tree
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, fault_point, read_untrusted, write_atomically
-from pytest_obelize_bench._util.strict_model import StrictModel
+from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench.grading.record import RecordError
 from pytest_obelize_bench.records.published import ARTEFACTS_DIR, JOURNAL_NAME, PUBLICATION_NAME
 
@@ -57,11 +56,7 @@ class Journal(StrictModel):
     blocks: dict[str, str] = Field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+        return committed_json(self)
 
 
 def _safe_relative(path: str) -> bool:
@@ -185,7 +180,6 @@ __all__ = [
     "remove_staging",
     "remove_temporaries",
     "roll_forward",
-    "sha256_bytes",
     "temporaries_in",
     "temporaries_of",
 ]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.session.kernel import (
     KIND_KEY,
@@ -73,7 +74,7 @@ def _dev_cases(config: pytest.Config, round_number: int) -> tuple[Path, list[Cas
 
 def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, dev: list[Case]) -> ComparisonContext:
     """Everything a worker needs, computed once on the controller."""
-    from pytest_obelize_bench.comparison.arm import ArmFileError, PromptError, load_template, read_arm, sha256_of
+    from pytest_obelize_bench.comparison.arm import ArmFileError, PromptError, load_template, read_arm
     from pytest_obelize_bench.comparison.arm_context import ComparisonContext
     from pytest_obelize_bench.session.startup import build_context, option_path
 
@@ -89,7 +90,7 @@ def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, d
     work_root = Path(suites.work_root).parent
     # Blind: a neutral root named by a digest, outside the work root, so no path the agent sees
     # names the project or the case.
-    blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_of(str(work_root).encode())[:10])
+    blind_root = Path(tempfile.gettempdir()) / ("w" + sha256_bytes(str(work_root).encode())[:10])
     return ComparisonContext(
         round=asked.round,
         arm=arm,
@@ -98,7 +99,7 @@ def _context(config: pytest.Config, asked: ComparisonOptions, case_path: Path, d
         guide_sha256=guide_sha,
         guide_bytes=guide_path.stat().st_size,
         template=template,
-        template_sha256=sha256_of(template.encode("utf-8")),
+        template_sha256=sha256_bytes(template.encode("utf-8")),
         project_root=str(rootdir),
         results_dir=suites.results_dir,
         work_root=str(work_root),
