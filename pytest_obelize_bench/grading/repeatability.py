@@ -38,6 +38,7 @@ __all__ = [
     "CaseRepeatability",
     "RoundRepeatability",
     "attempt_facts",
+    "by_case",
     "case_repeatability",
     "round_repeatability",
 ]
@@ -281,15 +282,21 @@ class RoundRepeatability:
         }
 
 
+def by_case(attempts: Iterable[AttemptFacts]) -> dict[str, list[AttemptFacts]]:
+    """Each case's attempts, in the order given: the unit of evidence is the case, not the attempt."""
+    grouped: dict[str, list[AttemptFacts]] = {}
+    for attempt in attempts:
+        grouped.setdefault(attempt.case, []).append(attempt)
+    return grouped
+
+
 def round_repeatability(attempts: Iterable[AttemptFacts]) -> RoundRepeatability:
     """Group attempts by case; pass^k is the mean over graded cases (controls have no rate).
 
     A case with fewer than k attempts has no pass^k estimate and is left out of that k's mean,
     never counted as 0.
     """
-    grouped: dict[str, list[AttemptFacts]] = {}
-    for attempt in attempts:
-        grouped.setdefault(attempt.case, []).append(attempt)
+    grouped = by_case(attempts)
     cases = tuple(case_repeatability(grouped[case]) for case in sorted(grouped))
     most = max((c.n for c in cases), default=0)
     graded = [c for c in cases if not c.control]

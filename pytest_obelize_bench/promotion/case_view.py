@@ -21,17 +21,10 @@ from typing import Any
 
 from pytest_obelize_bench._util.stats import Rate, rate_of
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
-from pytest_obelize_bench.grading.repeatability import AttemptFacts
+from pytest_obelize_bench.grading.repeatability import AttemptFacts, by_case
 from pytest_obelize_bench.promotion.metrics import METRICS, Metric
 
-__all__ = ["CaseSide", "PairedCase", "SideFigures", "by_case", "is_infrastructure", "pair_cases", "side_figures"]
-
-
-def by_case(attempts: Iterable[AttemptFacts]) -> dict[str, list[AttemptFacts]]:
-    grouped: dict[str, list[AttemptFacts]] = {}
-    for attempt in attempts:
-        grouped.setdefault(attempt.case, []).append(attempt)
-    return grouped
+__all__ = ["CaseSide", "PairedCase", "SideFigures", "is_infrastructure", "pair_cases", "side_figures"]
 
 
 def is_infrastructure(attempt: AttemptFacts) -> bool:

@@ -14,7 +14,8 @@ from typing import Any
 
 from pytest_obelize_bench.casefile.promotion_policy import Policy
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE
-from pytest_obelize_bench.promotion.case_view import by_case, is_infrastructure
+from pytest_obelize_bench.grading.repeatability import by_case
+from pytest_obelize_bench.promotion.case_view import is_infrastructure
 from pytest_obelize_bench.promotion.reasons import Reason, reason
 from pytest_obelize_bench.records.evidence import RunEvidence
 from pytest_obelize_bench.records.manifest import INTERRUPTED

@@ -29,8 +29,8 @@ from packaging.version import InvalidVersion, Version
 from pytest_obelize_bench._util.stats import rate_of, rate_over_clusters
 from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench.casefile.promotion_policy import Policy
-from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts
-from pytest_obelize_bench.promotion.case_view import by_case, case_side
+from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts, by_case
+from pytest_obelize_bench.promotion.case_view import case_side
 from pytest_obelize_bench.promotion.decision import decide
 from pytest_obelize_bench.promotion.metrics import LADDER, METRICS
 from pytest_obelize_bench.records.evidence import RunEvidence
