@@ -7,16 +7,12 @@ from pytest_obelize_bench.report.round.case_entries import RoundData
 from pytest_obelize_bench.report.round.figures import round_figures
 from pytest_obelize_bench.report.round.round_files import load_round
 from pytest_obelize_bench.report.round.tier_charts import SPLITS, headline_chart, round_charts, tiers_chart
-from tests.helpers.handbuilt import make_case, make_record
+from tests.helpers.handbuilt import five_of_twenty, make_case
 from tests.helpers.project import PROJECT
 
 
 def test_the_headline_is_each_splits_rate_beside_its_ceiling() -> None:
-    cases = [make_case(f"c{i:02d}", "dev" if i < 12 else "holdout", (f"sym{i}",)) for i in range(20)]
-    won = {0, 1, 2, 12, 13}
-    records = {
-        c.id: make_record(c.id, "verified_success" if i in won else "partial", c.split) for i, c in enumerate(cases)
-    }
+    cases, records = five_of_twenty()
     figures = round_figures(RoundData(round=3, cases=cases, records=records))
     chart = headline_chart(figures)
     assert chart.file_name == "round-3-headline.svg" and chart.groups == SPLITS

@@ -14,7 +14,7 @@ from pytest_obelize_bench.report.round.figures import RoundFigures, round_figure
 from pytest_obelize_bench.report.round.round_files import load_round
 from pytest_obelize_bench.report.summary_json import OMIT, SUMMARY_PARTS, figures_summary, round_summary
 from tests.helpers import runs
-from tests.helpers.handbuilt import make_case, make_record
+from tests.helpers.handbuilt import five_of_twenty, make_case, make_record
 from tests.helpers.project import PROJECT
 
 RESULTS = PROJECT / "results"
@@ -88,11 +88,7 @@ def test_round_1_summary_json_is_the_figures(round_1: RoundFigures) -> None:
 
 
 def test_rates_carry_n_and_wilson_bounds() -> None:
-    cases = [make_case(f"c{i:02d}", "dev" if i < 12 else "holdout", (f"sym{i}",)) for i in range(20)]
-    won = {0, 1, 2, 12, 13}
-    records = {
-        c.id: make_record(c.id, "verified_success" if i in won else "partial", c.split) for i, c in enumerate(cases)
-    }
+    cases, records = five_of_twenty()
     f = round_figures(RoundData(round=3, cases=cases, records=records))
     rate = f.headline_rate("cases", "all")
     assert (rate.k, rate.n) == (5, 20)
