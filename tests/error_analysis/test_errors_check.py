@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,9 @@ from pytest_obelize_bench.error_analysis.commands import adrs_in, gaps_in
 from pytest_obelize_bench.error_analysis.review import ReviewFile
 from pytest_obelize_bench.error_analysis.states import Analysis, analyse
 from tests.helpers.bench_cli import obelize_bench
-from tests.helpers.error_rounds import round_1
+from tests.helpers.error_rounds import REVIEW_1, round_1, round_1_copy
 from tests.helpers.project import PROJECT
 
-REVIEW_1 = PROJECT / "cases" / "errors-round-1.yaml"
 SOURCE = "cases/errors-round-1.yaml"
 
 
@@ -191,17 +189,6 @@ def run(*args: str) -> tuple[int, str]:
     return obelize_bench(*args)
 
 
-def project_copy(tmp_path: Path) -> tuple[Path, Path]:
-    cases = tmp_path / "cases"
-    cases.mkdir()
-    shutil.copy(PROJECT / "cases" / "cases.yaml", cases / "cases.yaml")
-    shutil.copy(REVIEW_1, cases / "errors-round-1.yaml")
-    results = tmp_path / "results"
-    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
-    shutil.copytree(PROJECT / "results" / "errors", results / "errors")
-    return cases / "cases.yaml", results
-
-
 def test_the_command_passes_on_the_project_and_fails_with_one_line_per_problem(tmp_path: Path) -> None:
     code, out = run(
         "errors", "check", "--cases", str(PROJECT / "cases" / "cases.yaml"), "--results", str(PROJECT / "results")
@@ -209,7 +196,7 @@ def test_the_command_passes_on_the_project_and_fails_with_one_line_per_problem(t
     assert code == 0, out
     assert "277 key rows (25 migrated, 129 withheld, 98 derived, 25 missed)" in out
 
-    cases, results = project_copy(tmp_path)
+    cases, results = round_1_copy(tmp_path)
     data = yaml.safe_load((cases.parent / "errors-round-1.yaml").read_text(encoding="utf-8"))
     del data["causes"]["local_import"]
     data["causes"]["alias_collision"]["recorded"] = "ADR-031"
@@ -222,7 +209,7 @@ def test_the_command_passes_on_the_project_and_fails_with_one_line_per_problem(t
 
 
 def test_the_command_with_an_obelize_checkout(tmp_path: Path) -> None:
-    cases, results = project_copy(tmp_path)
+    cases, results = round_1_copy(tmp_path)
     current = review()
     adrs = sorted({e.recorded for e in current.causes.values() if e.disposition == "limitation"})
     gaps = sorted({int(e.recorded.split()[1]) for e in current.causes.values() if e.disposition != "limitation"})
@@ -244,7 +231,7 @@ COVERAGE = Path("tests/fixtures/scan/COVERAGE.md")
 
 
 def test_the_command_says_what_is_missing(tmp_path: Path) -> None:
-    cases, results = project_copy(tmp_path)
+    cases, results = round_1_copy(tmp_path)
     (results / "errors" / "round-1.json").unlink()
     code, out = run("errors", "check", "--cases", str(cases), "--results", str(results))
     assert code == 1 and "errors collect --round 1" in out

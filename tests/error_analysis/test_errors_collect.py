@@ -16,7 +16,7 @@ from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEd
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Provenance, Record
 from pytest_obelize_bench.records.runs import RunManifest, write_manifest
 from tests.helpers.bench_cli import obelize_bench
-from tests.helpers.project import PROJECT
+from tests.helpers.error_rounds import round_1_copy
 
 PACK = "5017c6856ceb122c86fd13377b2ee4e8156741433d484ad46aa1ea4c97f728f7"
 
@@ -164,16 +164,10 @@ def summarize(cases: Path, results: Path, *extra: str) -> tuple[int, str]:
 
 
 def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
-    cases = tmp_path / "cases"
-    cases.mkdir()
-    shutil.copy(PROJECT / "cases" / "cases.yaml", cases / "cases.yaml")
-    shutil.copy(PROJECT / "cases" / "errors-round-1.yaml", cases / "errors-round-1.yaml")
-    results = tmp_path / "results"
-    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
-    shutil.copytree(PROJECT / "results" / "errors", results / "errors")
+    cases_file, results = round_1_copy(tmp_path)
     summary = results / "round-1" / "summary.json"
     summary.write_text(json.dumps({"round": 1}), encoding="utf-8")
-    code, out = summarize(cases / "cases.yaml", results)
+    code, out = summarize(cases_file, results)
     assert code == 0, out
     data: dict[str, Any] = json.loads(summary.read_text(encoding="utf-8"))
     figures = data["error_analysis"]
@@ -191,15 +185,15 @@ def test_summary_json_carries_the_same_figures(tmp_path: Path) -> None:
     assert "| migrated | 25 | 9.0% [4.0%, 19.2%] |" in document and "| limitation | 21 | 213 |" in document
     assert "| total | 277 | 277 rows in 20 repositories |" in document
     assert "| `local_import` | withheld | 18 | 29 | +26 | rule_change | COVERAGE 28 |" in document
-    assert summarize(cases / "cases.yaml", results, "--check")[0] == 0
+    assert summarize(cases_file, results, "--check")[0] == 0
 
     figures["states"]["migrated"] = 26
     summary.write_text(json.dumps(data), encoding="utf-8")
-    code, out = summarize(cases / "cases.yaml", results, "--check")
+    code, out = summarize(cases_file, results, "--check")
     assert code == 1 and "error_analysis differs" in out
 
     (results / "errors" / "round-1.json").write_text("{}", encoding="utf-8")
-    code, out = summarize(cases / "cases.yaml", results, "--check")
+    code, out = summarize(cases_file, results, "--check")
     assert code == 1 and "round-1.json" in out and len(out.strip().splitlines()) == 1
 
 
@@ -207,16 +201,11 @@ def test_an_unreadable_reviewer_file_never_costs_a_round_its_block(tmp_path: Pat
     from pytest_obelize_bench.casefile.cases import load_case_file
     from pytest_obelize_bench.report.round.round_files import write_round_outputs
 
-    cases = tmp_path / "cases"
-    cases.mkdir()
-    shutil.copy(PROJECT / "cases" / "cases.yaml", cases / "cases.yaml")
-    (cases / "errors-round-1.yaml").write_text("causes: [broken\n", encoding="utf-8")
-    results = tmp_path / "results"
-    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
-    shutil.copytree(PROJECT / "results" / "errors", results / "errors")
-    document, summary = write_round_outputs(results, load_case_file(cases / "cases.yaml"), 1)
+    cases_file, results = round_1_copy(tmp_path)
+    (cases_file.parent / "errors-round-1.yaml").write_text("causes: [broken\n", encoding="utf-8")
+    document, summary = write_round_outputs(results, load_case_file(cases_file), 1)
     text = document.read_text(encoding="utf-8")
     assert "### Round 1" in text and "#### Error analysis" not in text
     assert "error_analysis" not in json.loads(summary.read_text(encoding="utf-8"))
-    code, out = summarize(cases / "cases.yaml", results, "--check")
+    code, out = summarize(cases_file, results, "--check")
     assert code == 1 and out.count("\n") == 1 and "errors-round-1.yaml: is not valid YAML (line 2)" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,4 +25,17 @@ def round_1(path: Path = ROUND_1) -> Any:
     return analyse(1, cases, collected_round, misses, review.unexpected)
 
 
-__all__ = ["REVIEW_1", "ROUND_1", "round_1"]
+def round_1_copy(folder: Path) -> tuple[Path, Path]:
+    """The project's case file, round-1 review, round 1 and its collected rows, copied under
+    ``folder``: a project a test may break. The copied case file and results folder."""
+    cases = folder / "cases"
+    cases.mkdir()
+    shutil.copy(PROJECT / "cases" / "cases.yaml", cases / "cases.yaml")
+    shutil.copy(REVIEW_1, cases / REVIEW_1.name)
+    results = folder / "results"
+    shutil.copytree(PROJECT / "results" / "round-1", results / "round-1")
+    shutil.copytree(PROJECT / "results" / "errors", results / "errors")
+    return cases / "cases.yaml", results
+
+
+__all__ = ["REVIEW_1", "ROUND_1", "round_1", "round_1_copy"]
