@@ -49,6 +49,7 @@ from typing import Any
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
+from benchmarks.round_phases import FILE_VARIABLE, fixed_cost_parts, read_phases  # noqa: E402
 from pytest_obelize_bench.isolation.sandbox import INSTALL_STEPS, SUITE_STEPS  # noqa: E402
 from tests.helpers import rounds  # noqa: E402  # the project's own repository builders
 from tests.helpers.workers import usable_cores  # noqa: E402
@@ -103,21 +104,24 @@ def processor_seconds() -> float:
 
 def run_round(
     project: Path, results: Path, work: Path, junit: Path, env: dict[str, str], *extra: str
-) -> tuple[float, float]:
-    """Run one round; return its wall time (the pytest process, start-up included) and the
-    processor time the machine spent meanwhile."""
+) -> tuple[float, float, dict[str, float]]:
+    """Run one round; return its wall time (the pytest process, start-up included), the processor
+    time the machine spent meanwhile, and where its time outside its cases went (``round_phases``)."""
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--bench-round=2", "--bench-allow-dirty"]
     argv += ["--bench-interpreter=minor", f"--bench-work={work}", f"--bench-results={results}"]
-    argv += [f"--junitxml={junit}", "-q", *extra]
+    argv += ["-p", "round_phases", f"--junitxml={junit}", "-q", *extra]
+    phases = junit.with_suffix(".phases")
+    env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parent), FILE_VARIABLE: str(phases)}
     started, used = time.monotonic(), processor_seconds()
     done = subprocess.run(
         argv, cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
     )
-    wall, used = time.monotonic() - started, processor_seconds() - used
+    ended = time.monotonic()
+    wall, used = ended - started, processor_seconds() - used
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"a round ended with exit {done.returncode}")
-    return wall, used
+    return wall, used, fixed_cost_parts(read_phases(phases), started, ended)
 
 
 def run_records(results: Path) -> list[dict[str, Any]]:
@@ -220,6 +224,7 @@ def main() -> None:
         walls: dict[str, float] = {}
         processor: dict[str, float] = {}
         found: dict[str, dict[str, float]] = {}
+        parts: dict[str, dict[str, float]] = {}
         plan = (
             ("cold -n 1", "cold", ("-n", "1")),
             ("warm -n 1", "warm1", ("-n", "1")),
@@ -228,7 +233,9 @@ def main() -> None:
         )
         for label, results, extra in plan:
             junit = root / f"{label.replace(' ', '_')}.xml"
-            walls[label], processor[label] = run_round(project, root / results, work, junit, env, cutoff, *extra)
+            walls[label], processor[label], parts[label] = run_round(
+                project, root / results, work, junit, env, cutoff, *extra
+            )
             found[label] = figures(run_records(root / results), junit)
             print(f"ran {label}", file=sys.stderr)
         warm = found["warm -n 1"]
@@ -263,6 +270,12 @@ def main() -> None:
             "fixed cost, warm -n 1 (wall less items, s)": walls["warm -n 1"] - warm["items"],
             "fixed cost, warm -n 2 (wall less the busier worker's items, s)": walls["warm -n 2"]
             - found["warm -n 2"]["items on two workers"],
+            # Where that fixed cost goes, from the phases each process of the round reached.
+            **{
+                f"{part}, {label} (s)": seconds
+                for label in ("warm -n 1", "warm -n 2")
+                for part, seconds in parts[label].items()
+            },
             "warm / cold round (wall)": walls["warm -n 1"] / walls["cold -n 1"],
             "installs share of step time, cold": found["cold -n 1"]["installs"] / found["cold -n 1"]["steps"],
             "installs share of step time, warm": warm["installs"] / warm["steps"],
