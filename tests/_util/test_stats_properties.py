@@ -38,6 +38,7 @@ def test_exact_mcnemar_is_symmetric_and_a_probability(b: int, c: int) -> None:
     p = mcnemar_exact(b, c)
     assert p == mcnemar_exact(c, b)
     assert 0.0 < p <= 1.0
+    assert (p == 1.0) == (abs(b - c) <= 1)  # only a split as even as it can be is no evidence at all
 
 
 @given(st.integers(min_value=0, max_value=150), st.integers(min_value=0, max_value=150))

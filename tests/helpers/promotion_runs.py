@@ -219,9 +219,7 @@ def add_reviews(project: Path, answers: Sequence[tuple[str, str]], **fields: Any
         row = {"case": case, "patch_sha256": digest, "human_edits": 0, "patch_correct": True}
         row.update({"reviewer": "tester", "reviewed_at": "2026-12-02", **fields})
         data["reviews"].append(row)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
+    return casefile.write(path, data)
 
 
 def remove_reviews(project: Path) -> None:
