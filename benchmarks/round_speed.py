@@ -29,6 +29,9 @@ The rounds run without ``PYTHONDONTWRITEBYTECODE`` (a shell that sets it would m
 round compile, and rewrite the asserts of, every module of the harness again: a cost of that
 shell, not of a round).  "Installs" are the steps that install (``install``, ``install-from``,
 ``install-to``); the protocol's per-case version checks and ``freeze`` are counted apart.
+Every round loads ``round_phases.py`` (beside this file) as a pytest plugin, so the fixed cost of
+each warm round (its wall less its items) is split into the controller's start until it starts the
+workers, from there until the first case starts, and what follows the last case.
 It needs PyPI (the cold round downloads both SDKs) unless ``--uv-cache`` names a warm uv cache;
 GitHub is not used.
 """
