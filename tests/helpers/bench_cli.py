@@ -19,8 +19,3 @@ def obelize_bench(*args: str | Path, cwd: Path | None = None) -> tuple[int, str]
         return cli_main([os.fspath(arg) for arg in args], out=out), out.getvalue()
     finally:
         os.chdir(before)
-
-
-def obelize_bench_in(project: Path, *args: str | Path) -> tuple[int, str]:
-    """The command run from ``project``, as a user in that checkout runs it."""
-    return obelize_bench(*args, cwd=project)

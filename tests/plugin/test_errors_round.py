@@ -240,10 +240,6 @@ def run_round(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outsid
     return project
 
 
-def cli(project: Path, *args: str) -> tuple[int, str]:
-    return obelize_bench(*args, cwd=project)
-
-
 def test_a_round_through_the_plugin_is_collected_checked_and_levered(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -253,7 +249,7 @@ def test_a_round_through_the_plugin_is_collected_checked_and_levered(
 
 
 def collect_and_check(project: Path) -> None:
-    code, out = cli(project, "errors", "collect", "--round", "2")
+    code, out = obelize_bench("errors", "collect", "--round", "2", cwd=project)
     assert code == 0, out
     assert "3 cases" in out
     collected = read_collected(collected_path(project / "results", 2))
@@ -272,7 +268,7 @@ def collect_and_check(project: Path) -> None:
     assert collected.cases["cat__refused"].applied == []
 
     (project / "cases" / "errors-round-2.yaml").write_text(yaml.safe_dump(REVIEW, sort_keys=False), encoding="utf-8")
-    code, out = cli(project, "errors", "check", "--round", "2")
+    code, out = obelize_bench("errors", "check", "--round", "2", cwd=project)
     assert code == 0, out
     # bob 4/1/4/0 of 9, cat 0/4/2/0 of 6, fay 4/5/2/1 of 12
     assert "27 key rows (8 migrated, 10 withheld, 8 derived, 1 missed)" in out
@@ -296,7 +292,7 @@ def collect_and_check(project: Path) -> None:
     # Levers do not add up: together the two free two.py's 6 rows and fay's pin as well.
     assert migrated(keys, collected, {"local_import", "multiple_configure_calls"}) - 8 == 13
 
-    code, out = cli(project, "summarize")
+    code, out = obelize_bench("summarize", cwd=project)
     assert code == 0, out
     document = (project / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     assert "| `local_import` | withheld | 1 | 2 | +0 | rule_change | COVERAGE 28 |" in document
@@ -307,11 +303,11 @@ def collect_and_check(project: Path) -> None:
     figures = summary["error_analysis"]
     assert figures["states"] == {"migrated": 8, "withheld": 10, "derived": 8, "missed": 1}
     assert {c["cause"]: c["lever"] for c in figures["causes"]}["local_import"] == 0
-    assert cli(project, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0
 
 
 def written_once_and_a_dropped_cause_caught(project: Path) -> None:
-    code, out = cli(project, "errors", "collect", "--round", "2")
+    code, out = obelize_bench("errors", "collect", "--round", "2", cwd=project)
     assert code == 0 and "unchanged" in out
     facts = project / "results" / "round-2" / "artefacts" / "fay__two-bails.json"
     original = facts.read_text(encoding="utf-8")
@@ -319,7 +315,7 @@ def written_once_and_a_dropped_cause_caught(project: Path) -> None:
     data["withheld"] = [w for w in data["withheld"] if w["bail"] != "local_import"]
     facts.write_text(json.dumps(data), encoding="utf-8")
     try:
-        code, out = cli(project, "errors", "collect", "--round", "2")
+        code, out = obelize_bench("errors", "collect", "--round", "2", cwd=project)
         assert code == 1 and "refused (--force replaces it)" in out
     finally:
         facts.write_text(original, encoding="utf-8")
@@ -328,7 +324,7 @@ def written_once_and_a_dropped_cause_caught(project: Path) -> None:
     del review["causes"]["local_import"]
     review["misses"] = []
     (project / "cases" / "errors-round-2.yaml").write_text(yaml.safe_dump(review), encoding="utf-8")
-    code, out = cli(project, "errors", "check", "--round", "2")
+    code, out = obelize_bench("errors", "check", "--round", "2", cwd=project)
     assert code == 1
     lines = out.strip().splitlines()
     assert any("cause 'local_import' (withheld, 1 row in fay__two-bails) has no disposition" in line for line in lines)

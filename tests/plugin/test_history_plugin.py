@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import rounds
-from tests.helpers.bench_cli import obelize_bench_in
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.sdist import SdistUnavailable, obelize_sdist
 
 PINS = ("--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", "--exclude-newer=2026-12-01T00:00:00Z")
@@ -74,7 +74,7 @@ def test_three_commits_give_a_history_with_each_regression_and_improvement_by_na
         commits.append(_commit(checkout, "broken" if broken else "as released", date))
         done = rounds.run_pytest(project, *PINS, f"--obelize={checkout}", f"--bench-work={tmp_path / 'work'}")
         assert done.returncode in (0, 1), done.stdout[-3000:]
-    code, out = obelize_bench_in(project, "history", "--round", "2")
+    code, out = obelize_bench("history", "--round", "2", cwd=project)
     assert code == 0, out
     history = json.loads((project / "results" / "round-2" / "history.json").read_text(encoding="utf-8"))
     labels = [f"0.8.0 @{sha[:7]}" for sha in commits]
@@ -85,14 +85,14 @@ def test_three_commits_give_a_history_with_each_regression_and_improvement_by_na
     assert [c["case"] for c in broke["regressed"]] == ["ann__clean", "cy__refused"] and broke["improved"] == []
     assert [c["case"] for c in mended["improved"]] == ["ann__clean", "cy__refused"] and mended["regressed"] == []
     for case in ("ann__clean", "cy__refused"):
-        code, out = obelize_bench_in(project, "history", "--round", "2", "--find", case)
+        code, out = obelize_bench("history", "--round", "2", "--find", case, cwd=project)
         first = next(line for line in out.splitlines() if line.startswith(case))
         assert re.match(rf"{case}: first changed at obelize {re.escape(labels[1])} \(run \S+\): \w+, ", first), out
         assert f"the release before: obelize {labels[0]}" in first
-    assert obelize_bench_in(project, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0
     # the step's decision is the gate's on the same two runs
     runs = [r["run"] for r in history["releases"]]
-    obelize_bench_in(project, "gate", "--incumbent", runs[0], "--candidate", runs[1])
+    obelize_bench("gate", "--incumbent", runs[0], "--candidate", runs[1], cwd=project)
     (decision,) = (json.loads(p.read_text("utf-8")) for p in (project / "results" / "decisions").glob("*.json"))
     assert (broke["decision"], broke["failed_rules"]) == (decision["decision"], decision["failed_rules"])
     assert broke["decision"] != "promote"

@@ -25,7 +25,7 @@ import yaml
 
 from pytest_obelize_bench._util.safe_io import KILL_AT_WRITE_ENV, KILL_UNDER_ENV
 from tests.helpers import casefile
-from tests.helpers.bench_cli import obelize_bench_in
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import GitRepo, git, make_repo
 
 G = "google.generativeai"
@@ -151,7 +151,7 @@ def published(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     first = _session(project, mode, "work-first", "--bench-publish-with-infra-errors")
     output = first.communicate(timeout=300)[0]
     assert first.returncode == 0 and "records written:" in output, output
-    assert obelize_bench_in(project, "summarize")[0] == 0  # the figures beside the block
+    assert obelize_bench("summarize", cwd=project)[0] == 0  # the figures beside the block
     old = _measurement(project, mode)
     pin = next(iter(files.values()))
     assert late.commit((LATE if mode == "gate1" else OPENAI_LATE)[1]) == pin  # the commit appears
@@ -181,15 +181,15 @@ def test_every_crash_point_of_a_measurement_publication_leaves_the_old_or_the_ne
             assert "records written:" in output, output
             break
         assert process.returncode == -9, output
-        status, text = obelize_bench_in(project, "summarize", "--check")
+        status, text = obelize_bench("summarize", "--check", cwd=project)
         if status == 0:  # a check that passes sees a whole measurement
             assert _measurement(project, mode) in (old, new), f"k={k}: the check passed on a mixed measurement"
-        recovery, text = obelize_bench_in(project, "summarize")
+        recovery, text = obelize_bench("summarize", cwd=project)
         assert recovery == 0, f"k={k}: {text}"
         state = _measurement(project, mode)
         whole = "old" if state == old else "new" if state == new else None
         assert whole is not None, f"k={k}: neither the old measurement nor the new one after recovery:\n{text}"
-        assert obelize_bench_in(project, "summarize", "--check")[0] == 0, f"k={k}: {text}"
+        assert obelize_bench("summarize", "--check", cwd=project)[0] == 0, f"k={k}: {text}"
         leftovers = [p for p in (project / "results").rglob(".*") if p.name not in (".publish.lock", ".document.lock")]
         assert not leftovers, f"k={k}: {leftovers}"
         outcomes.append(whole)

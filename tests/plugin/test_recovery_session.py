@@ -17,10 +17,6 @@ from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.crash import RUN_A, RUN_B, published_run, write_run
 
 
-def _summarize_check(project: Path) -> int:
-    return obelize_bench("summarize", "--check", cwd=project)[0]
-
-
 def test_a_round_session_recovers_a_half_published_round_before_anything_else(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -45,11 +41,11 @@ def test_a_round_session_recovers_a_half_published_round_before_anything_else(
         assert done.returncode == -9, done.stdout
         if journal.exists():
             break
-    assert journal.exists() and _summarize_check(project) == 1
+    assert journal.exists() and obelize_bench("summarize", "--check", cwd=project)[0] == 1
     result = pytester.runpytest_subprocess(
         "--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-work={tmp_path / 'work'}"
     )
     assert result.ret == 4  # then its preflight stops it: the recovery came first
     result.stdout.fnmatch_lines([f"obelize-bench: recovered: round 2: finished publishing run {RUN_B}, *"])
     assert not journal.exists() and published_run(project) == RUN_B
-    assert _summarize_check(project) == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench.promotion.history import order_key, release_label
-from tests.helpers.bench_cli import obelize_bench_in
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.promotion_runs import case_id, make_project, write_run
 from tests.helpers.runs import run
 
@@ -51,7 +51,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _history(project: Path, *args: str) -> tuple[int, str]:
-    return obelize_bench_in(project, "history", "--round", "2", *args)
+    return obelize_bench("history", "--round", "2", *args, cwd=project)
 
 
 def test_history_keeps_one_complete_run_per_release_in_version_order(project: Path, tmp_path: Path) -> None:
@@ -93,14 +93,14 @@ def test_history_keeps_one_complete_run_per_release_in_version_order(project: Pa
     assert "regressed `owner00__repo` (verified_success, 6/6 rows -> partial, 4/6 rows)" in document
     assert f"* `{INTERRUPTED_08}`: it was interrupted" in document
     assert (copy / "results" / "figures" / "round-2-history.svg").is_file()
-    assert obelize_bench_in(copy, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=copy)[0] == 0
     edited = document.replace("| 0.6.0 |", "| 0.6.1 |")
     (copy / "results" / "BENCHMARK_RESULTS.md").write_text(edited, encoding="utf-8")
-    code, out = obelize_bench_in(copy, "summarize", "--check")
+    code, out = obelize_bench("summarize", "--check", cwd=copy)
     assert code == 1 and "the history-round-2 block differs from a fresh render" in out
     # each step's decision is the gate's on the same two runs
     for step, (incumbent, candidate) in zip(history["steps"], [(RUN_06, RUN_07), (RUN_07, RUN_08)], strict=True):
-        obelize_bench_in(copy, "gate", "--incumbent", incumbent, "--candidate", candidate)
+        obelize_bench("gate", "--incumbent", incumbent, "--candidate", candidate, cwd=copy)
         (written,) = (copy / "results" / "decisions").glob(f"*{candidate}.json")
         decision = json.loads(written.read_text(encoding="utf-8"))
         assert (step["decision"], step["failed_rules"]) == (decision["decision"], decision["failed_rules"])
@@ -138,7 +138,7 @@ def test_a_hostile_history_file_stops_summarize_with_one_line(project: Path, tmp
     copy = tmp_path / "project"
     shutil.copytree(project, copy)
     (copy / "results" / "round-2" / "history.json").write_text('{"round": "two"}', encoding="utf-8")
-    code, out = obelize_bench_in(copy, "summarize")
+    code, out = obelize_bench("summarize", cwd=copy)
     assert code == 1
     assert out.splitlines()[0].startswith(
         f"obelize-bench summarize: {Path('results/round-2/history.json')}: not a history"

@@ -20,7 +20,7 @@ from pytest_obelize_bench._util.safe_io import KILL_AT_WRITE_ENV
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from tests.helpers import casefile
-from tests.helpers.bench_cli import obelize_bench_in
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.crash import (
     RUN_A,
     RUN_B,
@@ -44,7 +44,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert outcome.published, outcome.lines
     write_run(project, RUN_B, facts_for="beta__tested", error_for="zeta__app")
     write_run(project, RUN_C, facts_for=None, error_for=None)
-    assert obelize_bench_in(project, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0
     return project
 
 
@@ -66,15 +66,15 @@ def test_every_crash_point_of_publish_leaves_the_old_round_or_the_new_one(templa
         if code == 0:  # fewer than k writes: the publication ran to its end
             break
         assert code == -9, process.stdout.read() if process.stdout else ""
-        status, text = obelize_bench_in(project, "summarize", "--check")
+        status, text = obelize_bench("summarize", "--check", cwd=project)
         if status == 0:  # a check that passes sees a whole round
             assert round_state(project) in (old, new), f"k={k}: check passed on a mixed round"
-        recovery, text = obelize_bench_in(project, "summarize")
+        recovery, text = obelize_bench("summarize", cwd=project)
         assert recovery == 0, f"k={k}: {text}"
         state = round_state(project)
         whole = "old" if state == old else "new" if same_round(state, new) else None
         assert whole is not None, f"k={k}: neither the old round nor the new one after recovery:\n{text}"
-        assert obelize_bench_in(project, "summarize", "--check")[0] == 0, f"k={k}"
+        assert obelize_bench("summarize", "--check", cwd=project)[0] == 0, f"k={k}"
         assert not [p for p in (project / "results").rglob(".*") if p.name not in SKIP], f"k={k}: a temporary file"
         if whole == "new":
             assert "recovered: round 2: finished publishing run" in text, text
@@ -90,7 +90,7 @@ def test_two_publishers_started_together_never_interleave(template: Path, tmp_pa
     first, second = publisher(project, RUN_B), publisher(project, RUN_C)
     outputs = [process.communicate(timeout=120)[0] for process in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, outputs
-    assert obelize_bench_in(project, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0
     assert published_run(project) in (RUN_B, RUN_C)
 
 

@@ -29,7 +29,7 @@ from pytest_obelize_bench.records.runs import (
 from pytest_obelize_bench.report.round.publish_round import publish_round
 from pytest_obelize_bench.session.resume import latest_run
 from tests.helpers import casefile
-from tests.helpers.bench_cli import obelize_bench_in
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.crash import RUN_A as SOURCE
 from tests.helpers.crash import SKIP, console, published_run, round_state, same_round, write_run
 
@@ -45,7 +45,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_manifest(folder, read_manifest(folder).model_copy(update={"digests": folder_digests(folder)}))
     outcome = publish_round(project / "results", load_case_file(project / "cases" / "cases.yaml"), 2, SOURCE)
     assert outcome.published, outcome.lines
-    assert obelize_bench_in(project, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0
     return project
 
 
@@ -60,7 +60,7 @@ def test_regrade_write_publishes_a_regraded_run_and_keeps_the_run_it_came_from(t
     shutil.copytree(template, project)
     source = run_folder(project / "results", 2, SOURCE)
     before = {p.name: p.read_bytes() for p in source.rglob("*") if p.is_file()}
-    code, out = obelize_bench_in(project, *REGRADE)
+    code, out = obelize_bench(*REGRADE, cwd=project)
     assert code == 0, out
     assert "round 2: 1 of 4 records change; 3 could not be re-graded" in out
     assert "measurements.missed_call_site: now 1, published 0" in out
@@ -72,14 +72,14 @@ def test_regrade_write_publishes_a_regraded_run_and_keeps_the_run_it_came_from(t
     assert {p.name: p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
     measurements = _record(project, "alpha__navamai")["measurements"]
     assert isinstance(measurements, dict) and measurements["missed_call_site"] == 1
-    assert obelize_bench_in(project, "summarize", "--check") == (
+    assert obelize_bench("summarize", "--check", cwd=project) == (
         0,
         "results/BENCHMARK_RESULTS.md is up to date (round 2)\n",
     )
-    code, out = obelize_bench_in(project, "runs")
+    code, out = obelize_bench("runs", cwd=project)
     assert f"round 2  {run}" in out and f"  regraded from run {SOURCE} at " in out, out
     # graded again with nothing moved, nothing is written; a resume never continues a regraded run
-    code, out = obelize_bench_in(project, *REGRADE)
+    code, out = obelize_bench(*REGRADE, cwd=project)
     assert code == 0 and "round 2: 0 of 4 records change" in out and published_run(project) == run, out
     assert latest_run(runs_root(project / "results", 2)) == SOURCE
 
@@ -90,7 +90,7 @@ def test_regrade_write_refuses_a_source_run_changed_since_its_session(template: 
     before = round_state(project)
     stray = run_folder(project / "results", 2, SOURCE) / "stray.json"
     stray.write_text("{}\n", encoding="utf-8")
-    code, out = obelize_bench_in(project, *REGRADE)
+    code, out = obelize_bench(*REGRADE, cwd=project)
     assert code == 1
     assert out.splitlines()[-1] == (
         f"round 2: not rewritten: run {SOURCE} changed since its session ended: stray.json"
@@ -117,15 +117,15 @@ def test_every_crash_point_of_regrade_write_leaves_the_old_round_or_the_new_one(
         if code == 0:  # fewer than k writes: it ran to its end
             break
         assert code == -9, process.stdout.read() if process.stdout else ""
-        status, text = obelize_bench_in(project, "summarize", "--check")
+        status, text = obelize_bench("summarize", "--check", cwd=project)
         if status == 0:
             assert round_state(project) == old or same_round(round_state(project), new, ("published_at", "run"))
-        recovery, text = obelize_bench_in(project, "summarize")
+        recovery, text = obelize_bench("summarize", cwd=project)
         assert recovery == 0, f"k={k}: {text}"
         state = round_state(project)
         whole = "old" if state == old else "new" if same_round(state, new, ("published_at", "run")) else None
         assert whole is not None, f"k={k}: neither the old round nor the regraded one after recovery:\n{text}"
-        assert obelize_bench_in(project, "summarize", "--check")[0] == 0, f"k={k}"
+        assert obelize_bench("summarize", "--check", cwd=project)[0] == 0, f"k={k}"
         runs = sorted(p.name for p in runs_root(project / "results", 2).iterdir())
         assert not [name for name in runs if name.startswith(".")], f"k={k}: a half-written run is left: {runs}"
         assert not [p for p in (project / "results").rglob(".*") if p.name not in SKIP], f"k={k}: a temporary file"

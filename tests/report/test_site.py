@@ -19,7 +19,7 @@ import yaml
 
 from pytest_obelize_bench.report.site.case_page import marked_lines
 from pytest_obelize_bench.report.site.escape import code, cut_lines, fenced, text
-from tests.helpers.bench_cli import obelize_bench_in
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.project import PROJECT
 from tests.helpers.site import DETAIL, HOSTILE_FILE, hostile_project
 
@@ -47,8 +47,8 @@ def test_publication_writes_the_pages_and_both_checks_hold_them(project: Path) -
     assert "[Round 2](round-2.md), published from run" in written["index.md"]
     assert '<a href="round-2/alpha__navamai.md">alpha__navamai</a>' in render(written["round-2.md"])
     assert (project / "docs" / "results" / "figures" / "round-2-headline.svg").is_file()
-    assert obelize_bench_in(project, "summarize", "--check")[0] == 0
-    assert obelize_bench_in(project, "docs", "--check", "--docs", "docs")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=project)[0] == 0
+    assert obelize_bench("docs", "--check", "--docs", "docs", cwd=project)[0] == 0
 
 
 def test_an_edited_or_stray_page_fails_both_checks_and_summarize_rewrites_it(project: Path, tmp_path: Path) -> None:
@@ -59,15 +59,15 @@ def test_an_edited_or_stray_page_fails_both_checks_and_summarize_rewrites_it(pro
     page = copy / "docs" / "results" / "round-2" / "alpha__navamai.md"
     page.write_text(page.read_text("utf-8").replace("verified", "VERIFIED"), encoding="utf-8")
     (copy / "docs" / "results" / "stray.md").write_text("# stray\n", encoding="utf-8")
-    code_, out = obelize_bench_in(copy, "summarize", "--check")
+    code_, out = obelize_bench("summarize", "--check", cwd=copy)
     assert code_ == 1 and "the results pages differ (" in out and "2 in all" in out, out
-    code_, out = obelize_bench_in(copy, "docs", "--check", "--docs", "docs")
+    code_, out = obelize_bench("docs", "--check", "--docs", "docs", cwd=copy)
     assert code_ == 1
     assert f"{Path('docs/results/round-2/alpha__navamai.md')}: differs from a fresh render" in out
     assert f"{Path('docs/results/stray.md')}: not generated from results/" in out
-    code_, out = obelize_bench_in(copy, "summarize")
+    code_, out = obelize_bench("summarize", cwd=copy)
     assert code_ == 0 and "results pages: " in out and not (copy / "docs" / "results" / "stray.md").exists()
-    assert obelize_bench_in(copy, "summarize", "--check")[0] == 0
+    assert obelize_bench("summarize", "--check", cwd=copy)[0] == 0
 
 
 class _Elements(HTMLParser):
@@ -157,8 +157,8 @@ def test_each_decision_has_a_page_with_every_rule_it_checked(tmp_path: Path) -> 
     project = make_project(tmp_path / "project")
     write_run(project, "20261201T100000Z-aaaaaa", {}, default="p", version="0.7.0")
     write_run(project, "20261201T110000Z-bbbbbb", {0: "v"}, default="p", version="0.8.0")
-    obelize_bench_in(
-        project, "gate", "--incumbent", "20261201T100000Z-aaaaaa", "--candidate", "20261201T110000Z-bbbbbb"
+    obelize_bench(
+        "gate", "--incumbent", "20261201T100000Z-aaaaaa", "--candidate", "20261201T110000Z-bbbbbb", cwd=project
     )
     (written,) = (project / "results" / "decisions").glob("*.json")
     document = json.loads(written.read_text("utf-8"))
@@ -249,7 +249,7 @@ def test_no_page_names_a_path_of_this_machine(project: Path, tmp_path: Path) -> 
     broken = copy / "results" / "round-2" / "runs" / "20261209T000000Z-ffffff"
     broken.mkdir()
     (broken / "run.json").write_text("{", encoding="utf-8")
-    code_, out = obelize_bench_in(copy, "summarize", "--results", str((copy / "results").resolve()))
+    code_, out = obelize_bench("summarize", "--results", str((copy / "results").resolve()), cwd=copy)
     assert code_ == 0, out
     written = pages(copy)
     assert "not a run manifest" in written["round-2.md"]
