@@ -114,7 +114,9 @@ def run_round(
     argv += ["--bench-interpreter=minor", f"--bench-work={work}", f"--bench-results={results}"]
     argv += ["-p", "round_phases", f"--junitxml={junit}", "-q", *extra]
     phases = junit.with_suffix(".phases")
-    env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parent), FILE_VARIABLE: str(phases)}
+    here = str(Path(__file__).resolve().parent)  # the plugin's folder, before any the caller named
+    path = os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
+    env = {**env, "PYTHONPATH": path, FILE_VARIABLE: str(phases)}
     started, used = time.monotonic(), processor_seconds()
     done = subprocess.run(
         argv, cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
