@@ -26,10 +26,11 @@ class StrictRow(FrozenModel):
     model_config = ConfigDict(strict=True)
 
 
-def committed_json(model: BaseModel) -> str:
-    """A document as the harness writes it to disk: sorted keys, indent 2, a trailing newline, so the
-    same document is the same bytes and a change to it is a small diff."""
-    return json.dumps(model.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+def committed_json(document: BaseModel | object) -> str:
+    """A document (a model, or JSON data) as the harness writes it to disk: sorted keys, indent 2, a
+    trailing newline, so the same document is the same bytes and a change to it is a small diff."""
+    data = document.model_dump(mode="json") if isinstance(document, BaseModel) else document
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 __all__ = ["FrozenModel", "StrictModel", "StrictRow", "committed_json"]

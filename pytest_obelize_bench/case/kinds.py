@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench._util.strict_model import committed_json
 from pytest_obelize_bench.case import templates
 from pytest_obelize_bench.case.checkout import fetch_checkout
 from pytest_obelize_bench.case.context import RoundContext
@@ -209,7 +210,7 @@ def expected_path(case: Case) -> Path:
 
 def write_expected(case: Case, record: Record) -> None:
     """Rewrite a fixture's expected.json from this run (when obelize changed on purpose)."""
-    write_atomically(expected_path(case), json.dumps(comparable(record), indent=2, sort_keys=True) + "\n")
+    write_atomically(expected_path(case), committed_json(comparable(record)))
 
 
 def check_expected(case: Case, record: Record) -> str | None:

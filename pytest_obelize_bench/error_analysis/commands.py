@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_obelize_bench._util.safe_io import read_untrusted, write_atomically
+from pytest_obelize_bench._util.strict_model import committed_json
 from pytest_obelize_bench.casefile.cases import Case, CaseFileError, load_case_file
 from pytest_obelize_bench.casefile.reviews import ReviewFileError
 from pytest_obelize_bench.error_analysis.block import (
@@ -235,7 +236,7 @@ def summary_json_problem(results_dir: Path, number: int, figures: dict[str, Any]
     if not write:
         return f"{path}: error_analysis differs from a fresh analysis"
     data["error_analysis"] = figures
-    write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_atomically(path, committed_json(data))
     return None
 
 

@@ -11,6 +11,8 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
+from pytest_obelize_bench._util.strict_model import committed_json
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -86,7 +88,7 @@ READABLE_GRADED_FACTS_VERSIONS = (1, 2)
 def artefacts_to_json(artefacts: Artefacts) -> str:
     data = dataclasses.asdict(artefacts)
     data["graded_facts_version"] = GRADED_FACTS_VERSION
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return committed_json(data)
 
 
 def artefacts_from_json(text: str, source: str = "<artefacts>") -> Artefacts:

@@ -13,7 +13,6 @@ would become a published result, and partial evidence is not one.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from typing import Any, TextIO
 from pytest_obelize_bench._util.caps import POLICY_BYTES
 from pytest_obelize_bench._util.clock import UTC_FORMAT
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
+from pytest_obelize_bench._util.strict_model import committed_json
 from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
 from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from pytest_obelize_bench.casefile.reviews import ReviewFileError, load_reviews, reviews_path
@@ -223,7 +223,7 @@ def run_gate(
         copy = 2
         while path in written or path.exists():  # a decision is never overwritten: each gets its own file
             path, copy = folder / f"{stem}-{copy}.json", copy + 1
-        write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        write_atomically(path, committed_json(document))
         written.append(path)
     for line in _table(decisions, front):
         print(line, file=out)

@@ -7,7 +7,6 @@ published files are not exactly one complete run's: the check ``summarize --chec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -17,7 +16,7 @@ from pydantic import Field
 from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench._util.documents import load_optional_json
 from pytest_obelize_bench._util.safe_io import UntrustedFileError
-from pytest_obelize_bench._util.strict_model import StrictModel
+from pytest_obelize_bench._util.strict_model import StrictModel, committed_json
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.grading.record import RecordError, repeat_stems
 from pytest_obelize_bench.records.published import (
@@ -61,7 +60,7 @@ class Publication(StrictModel):
         data = self.model_dump(mode="json")
         if data["case_file"] is None:
             del data["case_file"]
-        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+        return committed_json(data)
 
 
 #: Whose rounds a results folder holds when no publication names a case file: the project's.

@@ -7,7 +7,6 @@ kept only when the repository's licence lets its code be republished.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from pytest_obelize_bench._util.safe_io import (
     read_untrusted,
     write_atomically,
 )
+from pytest_obelize_bench._util.strict_model import committed_json
 from pytest_obelize_bench.tool.run_documents import DOCUMENTS, MAX_DOCUMENT_BYTES, PATCH
 from pytest_obelize_bench.tool.runfolder import open_run_folder
 
@@ -125,7 +125,7 @@ def published_beside(
     tails = {name: _tail(logs / f"{index:02d}-{name}.log", public) for index, name in enumerate(steps, start=1)
              if name in ("baseline", "after")}  # fmt: skip
     if any(tails.values()):
-        beside[".tails.json"] = json.dumps(tails, indent=2, sort_keys=True) + "\n"
+        beside[".tails.json"] = committed_json(tails)
     return beside or None
 
 

@@ -9,7 +9,6 @@ published records that are not one complete run's) is ``LoadedRound.problems``, 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
 from pytest_obelize_bench._util.charts import Chart, figures_section
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
+from pytest_obelize_bench._util.strict_model import committed_json
 from pytest_obelize_bench.casefile.cases import CaseFile
 from pytest_obelize_bench.error_analysis.commands import error_section, error_summary, round_error_figures
 from pytest_obelize_bench.grading.grade import expected_rows
@@ -174,7 +174,7 @@ def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
 
 
 def _dump(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return committed_json(data)
 
 
 def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple[Path, Path]:
