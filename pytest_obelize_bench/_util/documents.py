@@ -9,7 +9,6 @@ the owning module turns it into its own error type and adds the row it concerns.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.safe_io import (
     UntrustedFileError,
     decode_untrusted,
@@ -71,7 +71,7 @@ def parse_yaml(text: str, source: str) -> Any:
 def yaml_with_digest(data: bytes, source: str) -> tuple[Any, str]:
     """An untrusted file's bytes as YAML, with the sha256 of exactly those bytes: a run names the file
     by the digest of what it parsed, never by a second read that could see another file."""
-    return parse_yaml(decode_untrusted(data, source), source), hashlib.sha256(data).hexdigest()
+    return parse_yaml(decode_untrusted(data, source), source), sha256_bytes(data)
 
 
 def read_yaml(path: Path, cap: int) -> Any:

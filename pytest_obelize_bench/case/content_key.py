@@ -16,11 +16,11 @@ what a case would run under (``resume.py``); both call ``content_key`` with the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 
 from pytest_obelize_bench import __version__
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench.casefile.schema import Case
 from pytest_obelize_bench.isolation.gitquery import HarnessInfo
 from pytest_obelize_bench.tool.info import ToolInfo
@@ -32,7 +32,7 @@ KEY_VERSION = 1
 def case_row_hash(case: Case) -> str:
     """sha256 of the case as the harness reads it (its row, normalised to JSON)."""
     text = json.dumps(case.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 def content_key(
@@ -60,7 +60,7 @@ def content_key(
         "attempt": attempt,
     }
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 __all__ = ["KEY_VERSION", "case_row_hash", "content_key"]

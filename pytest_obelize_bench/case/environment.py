@@ -8,7 +8,6 @@ pin is compared as a string.  Step 2, the interpreter and its venv, is ``interpr
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.clock import UTC_FORMAT
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench.case.interpreter import (
     RESOLVE_TIMEOUT_S,
     VENV_TIMEOUT_S,
@@ -302,7 +302,7 @@ def packages_digest(runner: StepRunner, *, interpreter: Path, checkout: Path) ->
         reason="install_failed",
     )
     text = Elider([("<case>", checkout)]).text(listed.output(OUTPUT_CAP_BYTES + 4096))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 def exclude_newer_now() -> str:

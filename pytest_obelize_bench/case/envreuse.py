@@ -28,7 +28,6 @@ the checkout) has no key and always installs online.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from pathlib import Path
 from pytest_obelize_bench._util.caps import REQUIREMENTS_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench._util.clock import UTC_FORMAT, utc_now
+from pytest_obelize_bench._util.digests import sha256_bytes, sha256_text
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench._util.safe_io import read_bounded_file
 
@@ -82,7 +82,7 @@ def _requirements_material(checkout: Path | None, name: str) -> tuple[str, bool]
         if not (_INDEXED.fullmatch(requirement) or _CHECKOUT.fullmatch(requirement)):
             return None
         reads_checkout = True
-    return "-r sha256:" + hashlib.sha256(data).hexdigest(), reads_checkout
+    return "-r sha256:" + sha256_bytes(data), reads_checkout
 
 
 def _command_material(command: str, checkout: Path | None) -> tuple[str, bool] | None:
@@ -166,7 +166,7 @@ def environment_key(
         },
         sort_keys=True,
     )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 #: uv's summary of a resolution that changed nothing, or the start of one that did.

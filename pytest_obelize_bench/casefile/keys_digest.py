@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench.casefile.schema import Case
 
 __all__ = ["keys_sha256"]
@@ -21,4 +21,4 @@ def keys_sha256(cases: Iterable[Case]) -> str:
         {"id": case.id, "control": case.control, "ground_truth": case.ground_truth.model_dump(mode="json")}
         for case in sorted(cases, key=lambda case: case.id)
     ]
-    return hashlib.sha256(json.dumps(rows, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return sha256_text(json.dumps(rows, sort_keys=True, separators=(",", ":")))

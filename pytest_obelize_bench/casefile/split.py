@@ -17,10 +17,11 @@ No I/O here: callers load the case file and build ``SplitMember`` values themsel
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from pytest_obelize_bench._util.digests import sha256_text
 
 __all__ = [
     "DEV",
@@ -70,7 +71,7 @@ class SplitDifference:
 def _order_key(member: SplitMember) -> tuple[str, str]:
     # The hash is the rule; the full name only breaks a (practically impossible) tie so the order
     # is total and never depends on the order the caller passed.
-    return (hashlib.sha256(member.full_name.encode("utf-8")).hexdigest(), member.full_name)
+    return (sha256_text(member.full_name), member.full_name)
 
 
 def _holdout_target(size: int) -> int:

@@ -12,7 +12,6 @@ read-only, the harness's folders hidden, the network only if its arm file says s
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench.case.checkout import fetch_checkout
 from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.comparison.arm_context import ComparisonContext
@@ -54,7 +54,7 @@ SCAN_TIMEOUT_S = 900.0
 
 def blind_slug(case_id: str) -> str:
     """The case's folder name: eight hex digits of sha256(case id), as upstream's ``slug``."""
-    return hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:8]
+    return sha256_text(case_id)[:8]
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,12 @@ runs registered. So a threshold is never chosen after the figures are known.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_obelize_bench._util.caps import POLICY_BYTES
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 from pytest_obelize_bench.casefile.keys_digest import keys_sha256
 from pytest_obelize_bench.casefile.promotion_policy import POLICY_FILE_NAME
@@ -32,7 +32,7 @@ def policy_sha256_beside(cases_path: Path) -> str | None:
     """
     path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
-        return hashlib.sha256(read_untrusted(path, POLICY_BYTES)).hexdigest()
+        return sha256_bytes(read_untrusted(path, POLICY_BYTES))
     except (UntrustedFileError, OSError):
         return None
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.caps import GRADED_FACTS_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.clock import utc_now
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench.grading.error_classes import INFRASTRUCTURE, error_class
 from pytest_obelize_bench.grading.record import Record, RecordError
@@ -163,7 +164,7 @@ def folder_digests(folder: Path) -> dict[str, str]:
         if relative == MANIFEST_NAME or path.is_symlink() or not path.is_file():
             continue
         try:
-            digests[relative] = hashlib.sha256(read_untrusted(path, DIGEST_CAP_BYTES)).hexdigest()
+            digests[relative] = sha256_bytes(read_untrusted(path, DIGEST_CAP_BYTES))
         except UntrustedFileError:
             digests[relative] = "unreadable"
     return digests

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pytest_obelize_bench._util import charts as _charts
 from pytest_obelize_bench._util import stats as _stats
 from pytest_obelize_bench._util.charts import FIGURES_FOLDER, Chart, PointChart, RateChart, StackedChart
+from pytest_obelize_bench._util.digests import sha256_text
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import format_percent
 from pytest_obelize_bench.isolation.workspace import default_work_root
@@ -234,7 +235,7 @@ def _folder(results_dir: Path) -> Path:
 def render_key(chart: Chart) -> str:
     """Everything an SVG's bytes depend on: the chart's data (its ``repr``: frozen dataclasses of
     text, integers and floats) and the drawing's own digest (``_drawing_digest``)."""
-    return hashlib.sha256(f"{_drawing_digest()}\0{chart!r}".encode()).hexdigest()
+    return sha256_text(f"{_drawing_digest()}\0{chart!r}")
 
 
 @functools.cache

@@ -8,11 +8,11 @@ left there is not the one to judge. ``template`` is pure; ``run_review`` reads a
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pytest_obelize_bench._util.caps import PATCH_BYTES
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.casefile.reviews import reviews_path
@@ -55,7 +55,7 @@ def _patch(logs: Path, digest: str | None) -> tuple[str | None, str]:
         data = read_untrusted(path, PATCH_BYTES)
     except UntrustedFileError as exc:
         return None, f"{path}: {exc}"
-    if hashlib.sha256(data).hexdigest() != digest:
+    if sha256_bytes(data) != digest:
         return None, f"{path} is another patch (its sha256 differs from the record's): not shown"
     return data.decode("utf-8", errors="replace"), str(path)
 

@@ -10,13 +10,13 @@ wrote under its work root is there with the session's token.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import default_uv_cache
 from pytest_obelize_bench.isolation.workspace import default_work_root, keeps_checkout, remove_checkout
@@ -103,7 +103,7 @@ def own_tool(context: RoundContext, tool_root: Path) -> tuple[ToolInfo | None, s
 def file_sha256(path: Path) -> str | None:
     """The file's sha256, or None when it cannot be read."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return sha256_bytes(Path(path).read_bytes())
     except OSError:
         return None
 

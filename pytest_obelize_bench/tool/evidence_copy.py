@@ -6,7 +6,6 @@ kept only when the repository's licence lets its code be republished.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from pytest_obelize_bench._util.caps import PATCH_BYTES
 from pytest_obelize_bench._util.case_error import CaseError
+from pytest_obelize_bench._util.digests import sha256_bytes
 from pytest_obelize_bench._util.safe_io import (
     NotRegular,
     TooLarge,
@@ -88,7 +88,7 @@ def patch_digest(folder: Path) -> str | None:
     except CaseError:
         return None
     try:
-        return hashlib.sha256(read_bounded(Path(PATCH), MAX_DOCUMENT_BYTES, dir_fd=fd)).hexdigest()
+        return sha256_bytes(read_bounded(Path(PATCH), MAX_DOCUMENT_BYTES, dir_fd=fd))
     except (OSError, TooLarge, NotRegular):
         return None
     finally:

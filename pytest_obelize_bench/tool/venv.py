@@ -35,7 +35,6 @@ in place of the tool's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -51,6 +50,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pytest_obelize_bench._util.clock import utc_now
+from pytest_obelize_bench._util.digests import sha256_bytes, sha256_text
 from pytest_obelize_bench._util.locks import exclusive_lock
 from pytest_obelize_bench.isolation.executor import Answer, run_program, step_environment
 from pytest_obelize_bench.isolation.gitquery import git_output
@@ -279,7 +279,7 @@ def venv_key(spec: str, exclude_newer: str | None, **more: str) -> dict[str, Any
 
 def key_digest(key: Mapping[str, Any]) -> str:
     """Twelve hex digits naming a tool venv's folder after its key."""
-    return hashlib.sha256(json.dumps(dict(key), sort_keys=True).encode("utf-8")).hexdigest()[:12]
+    return sha256_text(json.dumps(dict(key), sort_keys=True))[:12]
 
 
 def _parse_requirement(spec: str) -> Any:
@@ -341,7 +341,7 @@ def _resolve_checkout(spec: str, tool_root: Path, exclude_newer: str | None) -> 
         raise ToolError(f"{spec} is not an obelize source checkout (no pyproject.toml beside src/obelize/)")
     # The folder is named for the checkout and the cutoff; a changed pyproject rebuilds it in place.
     venv = tool_root / f"checkout-{key_digest(venv_key(os.fspath(path), exclude_newer))}"
-    project_sha = hashlib.sha256(pyproject.read_bytes()).hexdigest()
+    project_sha = sha256_bytes(pyproject.read_bytes())
     marker = venv_key(os.fspath(path), exclude_newer, pyproject_sha256=project_sha)
     python, _ = _ensure_venv(venv, marker, ["--editable", os.fspath(path)], what=spec)
     answer = _probe(python, cwd=tool_root, log=tool_root / "logs" / f"{venv.name}.probe.log")
