@@ -32,16 +32,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from pytest_obelize_bench._util.markdown import table  # noqa: E402  # the project's one table writer
+
 DEFAULT_PYTEST = ("-n", "auto", "-q", "-p", "no:randomly")
 #: What the run needs, by program, and the Debian package that brings it.
 NEEDED = {"accton": "acct", "dump-acct": "acct", "strace": "strace"}
-#: ``obelize``'s subcommands, as its command line names them.
-OBELIZE_COMMANDS = ("fix", "scan", "info", "packs", "plan", "doctor", "--version")
+#: ``obelize``'s subcommands (0.8.0's ``--help``), and its version flag.
+OBELIZE_COMMANDS = ("fix", "scan", "verify", "undo", "outdated", "upgrade", "mcp", "pack", "--version")
 #: strace, stopping only where a process runs a program, and long enough strings for a ``python -c``.
 RECORDER = ("strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=execve", "-e", "signal=none", "-s", "400")
 #: The program an xdist worker is started with (execnet's ``popen`` gateway).
@@ -165,11 +170,16 @@ class Share:
 def breakdown(
     processes: Iterable[Ended], lines: Mapping[int, Sequence[str]], *, suite_pid: int, project_venv: Path
 ) -> list[Share]:
-    """Processor time by kind, most first; a process with no command line goes by its name."""
+    """Processor time by kind, most first; a process with no command line goes by its name, and so does
+    one whose id another process of the run had too (ids wrap at ``pid_max``: the join cannot tell them)."""
+    processes = list(processes)
+    reused = {pid for pid, count in Counter(process.pid for process in processes).items() if count > 1}
     totals: dict[str, list[float]] = {}
     for process in processes:
         argv = lines.get(process.pid)
-        if argv is None or process.forked_only:  # a fork that ran no program, or one begun before strace
+        if process.pid in reused:
+            kind = f"process id used twice: {process.name}"
+        elif argv is None or process.forked_only:  # a fork that ran no program, or one begun before strace
             kind = f"no command line recorded: {process.name}"
         else:
             own = process.pid == suite_pid or process.ppid == suite_pid
@@ -201,13 +211,17 @@ def report(shares: Sequence[Share], *, wall: float, cores: int, target_minutes: 
                 sum(share.system for share in small),
             )
         )
-    lines = ["| kind | processes | user s | system s | share of all |", "|---|---:|---:|---:|---:|"]
-    for share in rows:
-        spent = share.user + share.system
-        lines.append(
-            f"| {share.kind} | {share.processes} | {share.user:.1f} | {share.system:.1f} "
-            f"| {100 * spent / (user + system):.1f} % |"
+    cells = [
+        (
+            share.kind,
+            share.processes,
+            f"{share.user:.1f}",
+            f"{share.system:.1f}",
+            f"{100 * (share.user + share.system) / (user + system):.1f} %",
         )
+        for share in rows
+    ]
+    lines = table(("kind", "processes", "user s", "system s", "share of all"), ("---", *["---:"] * 4), cells, str)
     obelize = [share for share in shares if share.kind.startswith("obelize ")]
     spent_obelize = sum(share.user + share.system for share in obelize)
     budget = target_minutes * 60 * cores

@@ -108,6 +108,14 @@ def test_the_breakdown_sums_by_kind_and_names_what_has_no_command_line() -> None
     assert first.kind == "the suite itself (its controller and workers)"  # most processor time first
 
 
+def test_a_process_id_that_two_processes_had_is_not_joined_to_either_command_line() -> None:
+    """Ids wrap at ``pid_max`` (32,768 on many machines, fewer than a suite's processes and threads)."""
+    processes = [Ended("python", 105, 103, 1.2, 0.1, False), Ended("git", 105, 104, 0.0, 0.01, False)]
+    lines = commands(TRACE.splitlines())
+    kinds = {share.kind for share in breakdown(processes, lines, suite_pid=100, project_venv=VENV)}
+    assert kinds == {"process id used twice: python", "process id used twice: git"}
+
+
 def test_the_report_sets_obelize_against_the_target_and_sums_the_small_kinds() -> None:
     shares = [
         Share("obelize fix", 200, 270.0, 30.0),
