@@ -20,9 +20,7 @@ def test_a_round_of_another_case_file_without_bench_results_is_refused(
     results = pytester.path / "results"
     write_ended_run(results, own, "20261201T100000Z-aaaaaa")
     assert publish_round(results, load_case_file(own), 2, "20261201T100000Z-aaaaaa", results_given=False).published
-    git("init", "-q", str(results))
-    git("add", "-A", cwd=results)
-    git("commit", "-q", "-m", "published", cwd=results)
+    make_repo(results, message="published")  # the folder as it is, committed
     repo = make_repo(tmp_path / "origins" / "solo", {"app.py": "import google.generativeai\n"})
     other = casefile.case_file([casefile.case_row("omega", "solo", repo=repo.url, sha=repo.head)])
     casefile.write(pytester.path / "elsewhere" / "cases.yaml", other)

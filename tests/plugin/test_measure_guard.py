@@ -25,9 +25,7 @@ def _published_results(tmp_path: Path) -> Path:
     dryrun = results / "dryrun" / "openai__openai-0-to-1"
     dryrun.mkdir(parents=True)
     (dryrun / "dryrun.json").write_text('{"published": "earlier"}\n', encoding="utf-8")
-    git("init", "-q", str(results))
-    git("add", "-A", cwd=results)
-    git("commit", "-q", "-m", "published", cwd=results)
+    make_repo(results, message="published")  # the folder as it is, committed
     return results
 
 
