@@ -32,10 +32,10 @@ def test_text():
 def test_numbers():
     assert sum(range(100)) == 4950
 """
-VERSION_CHECK = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
 
 
 def main(count: int = 20) -> None:
+    from pytest_obelize_bench.case.environment import VERSION_PROGRAM
     from pytest_obelize_bench.isolation.executor import (
         Executor,
         ProcessExecutor,
@@ -82,7 +82,7 @@ def main(count: int = 20) -> None:
             "bwrap": SandboxExecutor(plain, program=probe.program, layout=layout),
         }
         steps = {
-            "version check": [sys.executable, "-I", "-c", VERSION_CHECK, "pytest"],
+            "version check": [sys.executable, "-I", "-c", VERSION_PROGRAM, "pytest"],
             "suite (3 tests)": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_small.py"],
         }
         print(f"bwrap {probe.version}, {count} runs of each step with and without it (medians)")

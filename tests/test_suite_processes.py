@@ -14,19 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.suite_processes import RECORDER, Ended, Share, breakdown, commands, ended, kind_of, report
+from benchmarks.suite_processes import RECORDER, XDIST_WORKER, Ended, Share, breakdown, commands, ended, kind_of, report
+from pytest_obelize_bench.case.environment import VERSION_PROGRAM
+from pytest_obelize_bench.tool.venv import RUN_MAIN
 
 VENV = Path("/work/project/.venv")
 OWN = f"{VENV}/bin/python"
 CASE = "/tmp/w/round-2/owner__repo/.venv/bin/python"
-WORKER = "import sys;exec(eval(sys.stdin.readline()))"
-RUN_MAIN = "import sys; from obelize.cli import main; sys.exit(main())"
-VERSION = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
 ASKS_OBELIZE = "the harness asking the tool's obelize (version, packs)"
 
 TRACE = f"""\
 100  execve("{OWN}", ["{OWN}", "-m", "pytest", "-n", "2"], 0x7ffe /* 35 vars */) = 0
-101  execve("{OWN}", ["{OWN}", "-u", "-c", "{WORKER}"], 0x56 /* 37 vars */) = 0
+101  execve("{OWN}", ["{OWN}", "-u", "-c", "{XDIST_WORKER}"], 0x56 /* 37 vars */) = 0
 102  execve("/root/.cargo/bin/uname", ["uname", "-p"], 0x55 /* 40 vars */) = -1 ENOENT (No such file or directory)
 102  execve("/usr/bin/uname", ["uname", "-p"], 0x55a0 /* 40 vars */) = 0
 103  execve("/usr/bin/bwrap", ["/usr/bin/bwrap", "--", "{CASE}", "-I", "-m", "obelize", "fix"], 0x7e <unfinished ...>
@@ -73,11 +72,11 @@ def test_the_accounting_lines_read_in_seconds_and_say_which_only_forked() -> Non
         ((OWN, "-m", "pytest", "-n", "auto"), True, "the suite itself (its controller and workers)"),
         ((OWN, "-mpytest", "--basetemp=/tmp/b"), False, "pytest sessions started by tests"),
         ((CASE, "-m", "pytest", "-q"), False, "case suites (pytest in a case venv)"),
-        ((OWN, "-u", "-c", WORKER), False, "xdist workers of those sessions"),
+        ((OWN, "-u", "-c", XDIST_WORKER), False, "xdist workers of those sessions"),
         ((CASE, "-I", "-c", "def describe_interpreter():\n"), False, "uv's interpreter queries"),
         ((CASE, "-I", "-c", "import json\nfrom obelize.packs import loader", "p"), False, ASKS_OBELIZE),
         ((CASE, "-I", "-c", "import compileall, sysconfig"), False, "bytecode compiles of templates"),
-        ((CASE, "-I", "-c", VERSION, "x"), False, "version checks (importlib.metadata)"),
+        ((CASE, "-I", "-c", VERSION_PROGRAM, "x"), False, "version checks (importlib.metadata)"),
         # a path that merely names obelize is not obelize
         ((CASE, "-c", "print(1)", "/tmp/obelize-bench-uv"), False, "other Python, case venvs and tools"),
         ((OWN, "-m", "pytest_obelize_bench.cli", "publish"), False, "obelize-bench commands"),

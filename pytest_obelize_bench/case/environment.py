@@ -49,7 +49,8 @@ CHECK_TIMEOUT_S = ASK_INTERPRETER_S
 
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
-_VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
+#: The protocol's version check, run in the case's own interpreter (``sandbox_cost.py`` times it too).
+VERSION_PROGRAM = "import sys\nfrom importlib.metadata import version\nprint(version(sys.argv[1]))\n"
 
 
 def case_environment(env: Mapping[str, str], venv: Path) -> dict[str, str]:
@@ -130,7 +131,7 @@ def check_installed_version(
     asked = runner.run(
         number,
         name,
-        [os.fspath(interpreter), "-I", "-c", _VERSION_PROGRAM, distribution],
+        [os.fspath(interpreter), "-I", "-c", VERSION_PROGRAM, distribution],
         timeout=CHECK_TIMEOUT_S,
     )
     lines = [line.strip() for line in asked.output().splitlines() if line.strip()]

@@ -91,7 +91,7 @@ except Exception:
 print(json.dumps(out))
 """
 
-_RUN_MAIN = "import sys; from obelize.cli import main; sys.exit(main())"
+RUN_MAIN = "import sys; from obelize.cli import main; sys.exit(main())"  # an obelize with no -m obelize
 
 
 def install_environment(home: Path, source: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -133,7 +133,7 @@ def _info(
     version = answer.get("module_version") or answer.get("version")
     if not isinstance(version, str) or not version:
         raise ToolError(f"{python} imports an obelize that does not say its version")
-    prefix = (python, "-I", "-m", "obelize") if answer.get("main") else (python, "-I", "-c", _RUN_MAIN)
+    prefix = (python, "-I", "-m", "obelize") if answer.get("main") else (python, "-I", "-c", RUN_MAIN)
     return ToolInfo(
         argv_prefix=prefix,
         python=python,
