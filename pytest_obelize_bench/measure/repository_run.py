@@ -38,7 +38,6 @@ FIX_TIMEOUT_S = DEFAULT_LIMITS["fix"]
 PROBE_TIMEOUT_S = 300.0
 FETCH_TIMEOUT_S = DEFAULT_LIMITS["fetch"]
 WORKERINPUT_KEY = "obelize_bench_measure"
-#: Left out of a fixture repository's copy: caches and any evidence a previous run left.
 
 #: Runs in the tool's interpreter from the checkout's parent: what the repository declares about
 #: its Python, read by obelize's own scan/runtime.py (the protocol's instrument for that figure).
