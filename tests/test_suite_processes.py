@@ -152,7 +152,11 @@ def test_the_real_strace_gives_each_process_of_a_tree_its_command_line(tmp_path:
             "subprocess.run(['git', '--version'])",
         )
     )
-    subprocess.run([*RECORDER, "-o", str(trace), sys.executable, "-c", tree], check=True, capture_output=True)
+    argv = [*RECORDER, "-o", str(trace), sys.executable, "-c", tree]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True)
+    if done.returncode != 0 and "Operation not permitted" in done.stderr:  # ptrace refused (a container's policy)
+        pytest.skip(f"strace cannot trace here: {done.stderr.strip()[:200]}")
+    assert done.returncode == 0, done.stderr
     with trace.open(encoding="utf-8") as handle:
         found = commands(handle)
     started, *children = found.values()
