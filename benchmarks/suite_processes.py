@@ -149,7 +149,7 @@ def kind_of(argv: Sequence[str], *, suite: bool, project_venv: Path) -> str:
     if "describe_interpreter" in code:  # uv's program, which it runs in each interpreter it meets
         return "uv's interpreter queries"
     if "import obelize" in code or "from obelize" in code:
-        return "the harness asking the tool's obelize (version, packs)"
+        return "the harness asking the tool's obelize (version, packs, a repository's runtime)"
     if "compileall" in code:
         return "bytecode compiles of templates"
     if "importlib.metadata" in code and "version" in code:

@@ -21,7 +21,7 @@ from pytest_obelize_bench.tool.venv import RUN_MAIN
 VENV = Path("/work/project/.venv")
 OWN = f"{VENV}/bin/python"
 CASE = "/tmp/w/round-2/owner__repo/.venv/bin/python"
-ASKS_OBELIZE = "the harness asking the tool's obelize (version, packs)"
+ASKS_OBELIZE = "the harness asking the tool's obelize (version, packs, a repository's runtime)"
 
 TRACE = f"""\
 100  execve("{OWN}", ["{OWN}", "-m", "pytest", "-n", "2"], 0x7ffe /* 35 vars */) = 0
