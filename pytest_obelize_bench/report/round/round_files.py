@@ -10,7 +10,6 @@ published records that are not one complete run's) is ``LoadedRound.problems``, 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,10 +172,6 @@ def load_round(results_dir: Path, case_file: CaseFile, n: int) -> RoundData:
     return read_round_folder(results_dir, case_file, n).data
 
 
-def _dump(data: Mapping[str, Any]) -> str:
-    return committed_json(data)
-
-
 def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple[Path, Path]:
     """Rewrite round n's block of the results document and ``results/round-N/summary.json``."""
     results_dir = Path(results_dir)
@@ -188,7 +183,7 @@ def write_round_outputs(results_dir: Path, case_file: CaseFile, n: int) -> tuple
     write_figures(results_dir, outputs.charts, prune=False)
     write_atomically(document, render_document(existing, {n: outputs.block}))
     summary_path = results_dir / f"round-{n}" / SUMMARY_NAME
-    write_atomically(summary_path, _dump(outputs.summary))
+    write_atomically(summary_path, committed_json(outputs.summary))
     return document, summary_path
 
 
