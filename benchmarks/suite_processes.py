@@ -41,6 +41,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from pytest_obelize_bench._util.markdown import table  # noqa: E402  # the project's one table writer
+from tests.helpers.workers import usable_cores  # noqa: E402  # as -n auto counts them
 
 DEFAULT_PYTEST = ("-n", "auto", "-q", "-p", "no:randomly")
 #: What the run needs, by program, and the Debian package that brings it.
@@ -274,7 +275,7 @@ def main() -> None:
         raise SystemExit(f"suite_processes.py: strace recorded no program in {trace} (exit {done.returncode})")
     suite_pid = next(iter(lines))
     shares = breakdown(ended(dump.splitlines()), lines, suite_pid=suite_pid, project_venv=Path(sys.prefix))
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     print("\n".join(report(shares, wall=wall, cores=cores, target_minutes=arguments.target)))
     print(json.dumps({"suite exit": done.returncode, "recorded in": str(folder) if arguments.keep else None}))
     if arguments.keep is None:
