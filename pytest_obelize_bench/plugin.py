@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.case.context import RoundContext
 
 from pytest_obelize_bench.options.read import options_of
+from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind
 from pytest_obelize_bench.session.stash_keys import (
     COLLECT_PATHS_KEY,
     CONTEXT_KEY,
@@ -34,12 +35,6 @@ pytest_plugins = (
     "pytest_obelize_bench.session.frame_kind",
     "pytest_obelize_bench.session.comparison_kind",
 )
-
-
-#: The names hypothesis and pytest-randomly register their pytest plugins under, blocked in a
-#: benchmark session (``pytest_configure``).
-HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN = "hypothesispytest", "randomly"
-SET_ASIDE_PLUGINS = (HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,7 +88,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(lines)) from None
     config.stash[COLLECT_PATHS_KEY] = cases_by_path
     # The benchmark items replace whatever pytest would collect: a round never runs unit tests.
-    from pytest_obelize_bench.session.kernel import register_kind
     from pytest_obelize_bench.session.round_kind import RoundKind
 
     register_kind(config, RoundKind(config, cases_by_path))

@@ -10,12 +10,20 @@ controller, after every selection (-k, -m, --lf) is made.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+
+#: The names hypothesis and pytest-randomly register their pytest plugins under, set aside in every
+#: benchmark session (the plugin's ``pytest_configure``; on workers before they load, below).
+HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN = "hypothesispytest", "randomly"
+SET_ASIDE_PLUGINS = (HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN)
+#: The variable whose options pytest reads before it loads installed plugins.
+ADDOPTS_VARIABLE = "PYTEST_ADDOPTS"
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,27 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return FreeWorkerScheduling(config, log)
 
 
+def worker_addopts(current: str | None) -> str:
+    """``PYTEST_ADDOPTS`` for a worker: ``current`` and a ``-p no:`` for each plugin set aside.
+
+    Why: blocked at configure, a plugin has already been imported; pytest-randomly imports numpy,
+    about 0.1 s and 0.15 processor-seconds in every process.  A worker reads these options before
+    it loads installed plugins, so it never imports them.  The controller has loaded them before
+    any hook of this plugin runs.
+    """
+    blocks = " ".join(f"-p no:{name}" for name in SET_ASIDE_PLUGINS)
+    return f"{current} {blocks}" if current and current.strip() else blocks
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
+    """A benchmark session's workers start with the set-aside plugins blocked (``worker_addopts``)."""
+    if KIND_KEY not in config.stash:
+        return
+    for spec in specs:
+        spec.env[ADDOPTS_VARIABLE] = worker_addopts(spec.env.get(ADDOPTS_VARIABLE, os.environ.get(ADDOPTS_VARIABLE)))
+
+
 def partial_line(received: int, wanted: int, noun: str) -> str | None:
     """The one rule every measurement publishes by: a partial run is never published."""
     if received >= wanted:
@@ -211,8 +240,10 @@ def partial_line(received: int, wanted: int, noun: str) -> str | None:
 
 
 __all__ = [
+    "ADDOPTS_VARIABLE",
     "HANDOVER_KEY",
     "KIND_KEY",
+    "SET_ASIDE_PLUGINS",
     "BenchFile",
     "BenchItem",
     "ControllerPreflight",
@@ -222,4 +253,5 @@ __all__ = [
     "hand_over",
     "partial_line",
     "register_kind",
+    "worker_addopts",
 ]

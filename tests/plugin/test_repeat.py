@@ -6,6 +6,7 @@ repositories, one of whose suites fails at random, seeded by the attempt's check
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import shutil
@@ -55,16 +56,19 @@ def test_the_benchmark_order_is_the_harness_own_whatever_pytest_randomly_would_d
 
 
 def test_a_benchmark_session_blocks_hypothesis_and_randomly_and_leaves_them_to_other_sessions(
-    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """hypothesis's plugin imports all of hypothesis in its terminal summary (about 0.16 s a session);
     pytest-randomly would reseed ``random`` before each item and print a seed that orders nothing.  A
-    benchmark session goes without both, on the controller and on workers."""
+    benchmark session goes without both, on the controller and on workers, and its workers never
+    import them (pytest-randomly imports numpy): they start with both blocked in ``PYTEST_ADDOPTS``,
+    after the options the user put there."""
     shutil.copytree(FIXTURES / "clean", pytester.path / "cases" / "fixtures" / "clean")
     seen = pytester.path / "seen"
     seen.mkdir()
     pytester.makeconftest(
         f"""
+        import os, sys
         from pathlib import Path
 
         def pytest_sessionstart(session):
@@ -72,20 +76,25 @@ def test_a_benchmark_session_blocks_hypothesis_and_randomly_and_leaves_them_to_o
             where = getattr(session.config, "workerinput", {{}}).get("workerid", "controller")
             manager = session.config.pluginmanager
             loaded = [manager.has_plugin(name) for name in ("hypothesispytest", "randomly")]
-            (Path({str(seen)!r}) / where).write_text(str(loaded))
+            seen = [loaded, "pytest_randomly" in sys.modules, os.environ.get("PYTEST_ADDOPTS")]
+            (Path({str(seen)!r}) / where).write_text(repr(seen))
         """
     )
+    # Installed plugins load as they would for a user: no inner-run options block them.
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:cacheprovider")
+    work = f"--bench-work={tmp_path_factory.mktemp('work')}"  # outside the project with the conftest
+    bench = pytester.runpytest_subprocess("--fixtures-only", work, "-n", "2")
+    assert bench.ret == 0, bench.stdout.str()[-3000:]
+    found = {path.name: ast.literal_eval(path.read_text()) for path in seen.iterdir()}
+    # The controller had imported pytest-randomly before any hook of the plugin ran: the check sees it.
+    assert found.pop("controller") == [[False, False], True, "-p no:cacheprovider"]
+    blocked = "-p no:cacheprovider -p no:hypothesispytest -p no:randomly"
+    assert found == {worker: [[False, False], False, blocked] for worker in ("gw0", "gw1")}
+    assert "randomly-seed" not in bench.stdout.str()
     # the inner runs' options block both
     on = ("-p", "hypothesispytest", "-p", "randomly", "--randomly-seed=7", "-p", "no:cacheprovider")
-    work = f"--bench-work={tmp_path_factory.mktemp('work')}"  # outside the project with the conftest
-    bench = pytester.runpytest_subprocess("--fixtures-only", work, "-n", "2", *on)
-    assert bench.ret == 0, bench.stdout.str()[-3000:]
-    assert {path.name: path.read_text() for path in seen.iterdir()} == dict.fromkeys(
-        ["controller", "gw0", "gw1"], "[False, False]"
-    )
-    assert "randomly-seed" not in bench.stdout.str()
     other = pytester.runpytest_subprocess("--collect-only", *on)
-    assert (seen / "controller").read_text() == "[True, True]", other.stdout.str()
+    assert ast.literal_eval((seen / "controller").read_text())[0] == [True, True], other.stdout.str()
     assert "Using --randomly-seed=7" in other.stdout.str()
 
 
