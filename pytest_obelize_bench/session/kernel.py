@@ -225,11 +225,16 @@ def worker_addopts(current: str | None) -> str:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
-    """A benchmark session's workers start with the set-aside plugins blocked (``worker_addopts``)."""
+    """A benchmark session's workers start with the set-aside plugins blocked (``worker_addopts``).
+
+    A local (``popen``) worker inherits the controller's environment, so its options start from the
+    controller's ``PYTEST_ADDOPTS``; a remote one only from what its ``--tx`` spec sets.
+    """
     if KIND_KEY not in config.stash:
         return
     for spec in specs:
-        spec.env[ADDOPTS_VARIABLE] = worker_addopts(spec.env.get(ADDOPTS_VARIABLE, os.environ.get(ADDOPTS_VARIABLE)))
+        inherited = os.environ.get(ADDOPTS_VARIABLE) if spec.popen else None
+        spec.env[ADDOPTS_VARIABLE] = worker_addopts(spec.env.get(ADDOPTS_VARIABLE, inherited))
 
 
 def partial_line(received: int, wanted: int, noun: str) -> str | None:
