@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from pytest_obelize_bench.case.context import RoundContext
 
 from pytest_obelize_bench.options.read import options_of
-from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind
 from pytest_obelize_bench.session.stash_keys import (
     COLLECT_PATHS_KEY,
     CONTEXT_KEY,
@@ -69,6 +68,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # each item, and head the session with a seed that changes nothing.  hypothesis's plugin (the
     # test extra installs both) imports all of hypothesis in its terminal summary, about 0.16 s at
     # the end of every session; a benchmark session runs no hypothesis test.
+    # Imported here, not at the top: the kernel is one of this plugin's ``pytest_plugins``, which
+    # pytest imports itself, rewriting their asserts; imported before that, it warns in every session.
+    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind
+
     for name in SET_ASIDE_PLUGINS:
         config.pluginmanager.set_blocked(name)
 
