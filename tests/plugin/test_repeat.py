@@ -76,8 +76,8 @@ def test_a_benchmark_session_blocks_hypothesis_and_randomly_and_leaves_them_to_o
             where = getattr(session.config, "workerinput", {{}}).get("workerid", "controller")
             manager = session.config.pluginmanager
             loaded = [manager.has_plugin(name) for name in ("hypothesispytest", "randomly")]
-            seen = [loaded, "pytest_randomly" in sys.modules, os.environ.get("PYTEST_ADDOPTS")]
-            (Path({str(seen)!r}) / where).write_text(repr(seen))
+            facts = [loaded, "pytest_randomly" in sys.modules, os.environ.get("PYTEST_ADDOPTS")]
+            (Path({str(seen)!r}) / where).write_text(repr(facts))
         """
     )
     # Installed plugins load as they would for a user: no inner-run options block them.
@@ -91,7 +91,7 @@ def test_a_benchmark_session_blocks_hypothesis_and_randomly_and_leaves_them_to_o
     blocked = "-p no:cacheprovider -p no:hypothesispytest -p no:randomly"
     assert found == {worker: [[False, False], False, blocked] for worker in ("gw0", "gw1")}
     assert "randomly-seed" not in bench.stdout.str()
-    # the inner runs' options block both
+    # Another session keeps both (named here as well, as a user asking for a seed would).
     on = ("-p", "hypothesispytest", "-p", "randomly", "--randomly-seed=7", "-p", "no:cacheprovider")
     other = pytester.runpytest_subprocess("--collect-only", *on)
     assert ast.literal_eval((seen / "controller").read_text())[0] == [True, True], other.stdout.str()
