@@ -80,15 +80,16 @@ def test_a_benchmark_session_blocks_hypothesis_and_randomly_and_leaves_them_to_o
             (Path({str(seen)!r}) / where).write_text(repr(facts))
         """
     )
-    # Installed plugins load as they would for a user: no inner-run options block them.
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:cacheprovider")
+    # Installed plugins load as they would for a user: the inner runs' options less their blocks.
+    users = " ".join(["-p no:cacheprovider", rounds.inner_addopts().replace(rounds.INNER_ADDOPTS, "").strip()])
+    monkeypatch.setenv("PYTEST_ADDOPTS", users)
     work = f"--bench-work={tmp_path_factory.mktemp('work')}"  # outside the project with the conftest
     bench = pytester.runpytest_subprocess("--fixtures-only", work, "-n", "2")
     assert bench.ret == 0, bench.stdout.str()[-3000:]
     found = {path.name: ast.literal_eval(path.read_text()) for path in seen.iterdir()}
     # The controller had imported pytest-randomly before any hook of the plugin ran: the check sees it.
-    assert found.pop("controller") == [[False, False], True, "-p no:cacheprovider"]
-    blocked = "-p no:cacheprovider -p no:hypothesispytest -p no:randomly"
+    assert found.pop("controller") == [[False, False], True, users]
+    blocked = f"{users} -p no:hypothesispytest -p no:randomly"
     assert found == {worker: [[False, False], False, blocked] for worker in ("gw0", "gw1")}
     assert "randomly-seed" not in bench.stdout.str()
     # Another session keeps both (named here as well, as a user asking for a seed would).
