@@ -4,8 +4,8 @@ repositories, the comparison's dev cases.
 A measurement registers an ``ItemKind`` at configure time. The kernel owns everything pytest
 sees of it: the File that collects the kind's files, the one Item class, the report hook that
 copies an item's ``Handover`` onto its report (the part xdist carries to the controller), the
-terminal status, the worker input, and the preflight call made once per session on the
-controller, after every selection (-k, -m, --lf) is made.
+terminal status, the worker input and the options a worker starts with, and the preflight call
+made once per session on the controller, after every selection (-k, -m, --lf) is made.
 """
 
 from __future__ import annotations
