@@ -20,8 +20,7 @@ import pytest
 
 #: The names hypothesis and pytest-randomly register their pytest plugins under, set aside in every
 #: benchmark session (the plugin's ``pytest_configure``; on workers before they load, below).
-HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN = "hypothesispytest", "randomly"
-SET_ASIDE_PLUGINS = (HYPOTHESIS_PLUGIN, RANDOMLY_PLUGIN)
+SET_ASIDE_PLUGINS = ("hypothesispytest", "randomly")
 #: The variable whose options pytest reads before it loads installed plugins.
 ADDOPTS_VARIABLE = "PYTEST_ADDOPTS"
 
