@@ -21,6 +21,7 @@ import yaml
 
 from pytest_obelize_bench.case.templates import TEMPLATES_DIR
 from pytest_obelize_bench.casefile.cases import load_fixture
+from pytest_obelize_bench.session.kernel import worker_addopts
 from tests.helpers.gitrepo import GitRepo, make_repo
 from tests.helpers.project import PROJECT
 
@@ -165,7 +166,8 @@ NOT_INHERITED = ("PYTEST_", "GEMINI", "GITHUB", "PYTHONDONTWRITEBYTECODE")
 #: The options of every pytest run inside a test: its items in file order whatever order the outer
 #: run uses, and without hypothesis's plugin, which no inner run uses and which imports all of
 #: hypothesis in every process it loads into (a quarter of a second each, hundreds of processes).
-INNER_ADDOPTS = "-p no:randomly -p no:hypothesispytest"
+#: The same plugins a benchmark session sets aside, blocked as its workers block them.
+INNER_ADDOPTS = worker_addopts(None)
 #: The cutoff of every test round that names none. Rounds at "now" would each resolve at their own
 #: moment, so each would key, and build, its own template environments; at one cutoff, the test
 #: rounds of a suite run share them (``share_templates``).
