@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from pytest_obelize_bench.isolation.bwrap import _under
 from pytest_obelize_bench.isolation.elide import Elider
 from pytest_obelize_bench.isolation.executor import (
     Completed,
@@ -152,6 +155,26 @@ def test_exposures_outside_hidden_folders_or_inside_others_are_not_repeated(tmp_
     policy = Policy(read_only=(Path("/usr"), hidden / "venv", hidden / "venv" / "bin" / "uv"), hidden=(hidden,))
     argv = bwrap_argv("bwrap", policy, ["true"], cwd=tmp_path, env={})
     assert flag_pairs(argv, "--ro-bind") == ["/", str(hidden / "venv")]
+
+
+def test_a_folder_whose_name_starts_like_a_hidden_one_is_not_inside_it(tmp_path: Path) -> None:
+    hidden, beside = tmp_path / "venv2", tmp_path / "venv"
+    for folder in (hidden, beside):
+        folder.mkdir()
+    policy = Policy(writable=(beside,), hidden=(hidden,))
+    argv = bwrap_argv("bwrap", policy, ["true"], cwd=tmp_path, env={})
+    # venv holds no part of the hidden venv2 beside it, so binding it uncovers nothing.
+    assert flag_pairs(argv, "--bind") == [str(beside)]
+    assert flag_pairs(argv, "--tmpfs") == ["/tmp", str(hidden)]
+
+
+segments = st.lists(st.sampled_from(["a", "ab", "b", "a.b"]), max_size=4)
+
+
+@given(path=segments, root=segments)
+def test_containment_by_text_agrees_with_pathlib(path: list[str], root: list[str]) -> None:
+    inner, outer = Path("/", *path), Path("/", *root)
+    assert _under(inner, [outer]) == inner.is_relative_to(outer)
 
 
 def test_fetch_and_venv_run_outside(tmp_path: Path) -> None:
