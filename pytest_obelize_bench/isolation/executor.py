@@ -270,7 +270,7 @@ class ProcessExecutor:
             exited = wait_for_exit(proc.pid, start + max(0.0, timeout))
             duration = round(time.monotonic() - start, 3)
             timed_out = not exited
-            # One scan of /proc on the common path (about 1 ms per 70 processes): a group with no
+            # One scan of /proc on the common path (about 0.3 ms per 70 processes): a group with no
             # live member after its leader's exit has none to wait for.
             if group_alive():
                 signal_group(pgid, signal.SIGTERM)
