@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # the end of every session; a benchmark session runs no hypothesis test.
     # Imported here, not at the top: the kernel is one of this plugin's ``pytest_plugins``, which
     # pytest imports itself, rewriting their asserts; imported before that, it warns in every session.
-    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind
+    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind, spare_collector
 
     for name in SET_ASIDE_PLUGINS:
         config.pluginmanager.set_blocked(name)
@@ -121,6 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seconds = config.workerinput.get(ORDER_WORKERINPUT_KEY)  # type: ignore[attr-defined]
         config.stash[ORDER_KEY] = {str(case): float(value) for case, value in (seconds or {}).items()}
     config.stash[CONTEXT_KEY] = context
+    spare_collector()  # last: what the session has built by now, it keeps to its end
 
 
 def _no_workers(config: pytest.Config) -> bool:
