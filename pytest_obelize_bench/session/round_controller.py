@@ -30,6 +30,7 @@ from pytest_obelize_bench.isolation.workspace import keeps_checkout
 from pytest_obelize_bench.options.read import options_of
 from pytest_obelize_bench.records.runs import BESIDE_SUFFIXES, add_record
 from pytest_obelize_bench.report.round.case_entries import RoundData
+from pytest_obelize_bench.report.round.publish_round import load_writers
 from pytest_obelize_bench.report.round.terminal_lines import terminal_lines
 from pytest_obelize_bench.session.junit import rewrite_junit
 from pytest_obelize_bench.session.missing import Watch, attempt_of, lost_record
@@ -93,6 +94,8 @@ class Controller:
         #: the one line saying the results folder could not be written (the session then stops)
         self.results_error: str | None = None
         self.session: pytest.Session | None = None
+        #: whether the publication's writers were imported yet (``load_writers``)
+        self.writers_loaded = False
         #: finished checkouts, removed off the path of the reports (removal_queue.py)
         self.removals = RemovalQueue()
         #: each case's seconds in the round's latest run: the order the cases run in (ordering.py)
@@ -181,6 +184,10 @@ class Controller:
 
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         self.watch.start(nodeid)
+        if not self.writers_loaded and self.writes_results and self.options.publish:
+            # While the first case runs, not after the last: under xdist this process would wait.
+            self.writers_loaded = True
+            load_writers()
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

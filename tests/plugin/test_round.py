@@ -8,6 +8,7 @@ tests read what it left behind.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,12 @@ def parallel_round(
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     project, _ = serial_round
     root = tmp_path_factory.mktemp("parallel")
+    (root / "probe").mkdir()
+    (root / "probe" / "session_probe.py").write_text(SESSION_PROBE, encoding="utf-8")
+    probe = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "probe"), os.environ.get("PYTHONPATH")])),
+        "SESSION_PROBE_FOLDER": str(root / "probe"),
+    }
     done = run_pytest(
         project,
         "--bench-round=2",
@@ -43,8 +50,33 @@ def parallel_round(
         "--bench-sandbox=none",  # the serial round is sandboxed where bwrap works: the records must agree
         "-n",
         "2",
+        "-p",
+        "session_probe",
+        env=probe,
     )
     return root, done
+
+
+#: A plugin the parallel round loads: what each of its processes held as the cases ran and ended.
+SESSION_PROBE = """\
+import gc, json, os, sys
+from pathlib import Path
+
+import pytest
+
+WRITERS = ("pytest_obelize_bench.report.round.round_files", "pytest_obelize_bench.report.site.pages")
+seen = {}
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and "writers_at_first_report" not in seen:
+        seen["writers_at_first_report"] = all(name in sys.modules for name in WRITERS)
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    seen["frozen"] = gc.get_freeze_count()
+    name = getattr(config, "workerinput", {}).get("workerid", "controller")
+    Path(os.environ["SESSION_PROBE_FOLDER"], name + ".json").write_text(json.dumps(seen))
+"""
 
 
 def test_each_case_is_graded_from_what_obelize_did(serial_round: Any) -> None:
@@ -191,6 +223,19 @@ def test_under_xdist_the_gate_exits_6_and_the_summary_prints_once(parallel_round
     assert done.returncode == 6, done.stdout[-3000:]
     assert done.stdout.count("--bench-fail-on=wrong: dan__breaks-suite") == 1
     assert done.stdout.count("records written this session: 5") == 1
+
+
+def test_every_process_of_a_round_spares_the_collector_and_the_writers_load_while_cases_run(
+    parallel_round: Any,
+) -> None:
+    """Both keep time off a round's end (``kernel.spare_collector``, ``publish_round.load_writers``)."""
+    root, done = parallel_round
+    facts = {path.stem: json.loads(path.read_text()) for path in (root / "probe").glob("*.json")}
+    assert set(facts) == {"controller", "gw0", "gw1"}, done.stdout[-2000:]
+    assert all(fact["frozen"] > 0 for fact in facts.values())
+    # the controller's first report of a case came in with the writers imported; a worker never needs them
+    assert facts["controller"]["writers_at_first_report"] is True
+    assert facts["gw0"]["writers_at_first_report"] is facts["gw1"]["writers_at_first_report"] is False
 
 
 def test_regrade_reports_a_corrected_key(serial_round: Any, tmp_path: Path) -> None:
