@@ -62,15 +62,24 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = options.mode
     if mode is None:
         return
+    # Imported here, not at the top: the kernel is one of this plugin's ``pytest_plugins``, which
+    # pytest imports itself, rewriting their asserts; imported before that, it warns in every session.
+    from pytest_obelize_bench.session.kernel import kept_objects
+
+    with kept_objects():
+        _start_benchmark(config, mode)
+
+
+def _start_benchmark(config: pytest.Config, mode: str) -> None:
+    """A benchmark session's configure: the case file, the round's context, its controller."""
+    options = options_of(config)
     _terminate_as_interrupt()
     # The benchmark's items run in the harness's own order (longest first, ties in file order)
     # whatever plugins are installed: pytest-randomly would shuffle them, reseed ``random`` before
     # each item, and head the session with a seed that changes nothing.  hypothesis's plugin (the
     # test extra installs both) imports all of hypothesis in its terminal summary, about 0.16 s at
     # the end of every session; a benchmark session runs no hypothesis test.
-    # Imported here, not at the top: the kernel is one of this plugin's ``pytest_plugins``, which
-    # pytest imports itself, rewriting their asserts; imported before that, it warns in every session.
-    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind, spare_collector
+    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind
 
     for name in SET_ASIDE_PLUGINS:
         config.pluginmanager.set_blocked(name)
@@ -121,7 +130,6 @@ def pytest_configure(config: pytest.Config) -> None:
         seconds = config.workerinput.get(ORDER_WORKERINPUT_KEY)  # type: ignore[attr-defined]
         config.stash[ORDER_KEY] = {str(case): float(value) for case, value in (seconds or {}).items()}
     config.stash[CONTEXT_KEY] = context
-    spare_collector()  # last: what the session has built by now, it keeps to its end
 
 
 def _no_workers(config: pytest.Config) -> bool:

@@ -225,10 +225,10 @@ def test_under_xdist_the_gate_exits_6_and_the_summary_prints_once(parallel_round
     assert done.stdout.count("records written this session: 5") == 1
 
 
-def test_every_process_of_a_round_spares_the_collector_and_the_writers_load_while_cases_run(
+def test_every_process_of_a_round_keeps_its_objects_from_the_collector_and_the_writers_load_while_cases_run(
     parallel_round: Any,
 ) -> None:
-    """Both keep time off a round's end (``kernel.spare_collector``, ``publish_round.load_writers``)."""
+    """Both keep time off a round's end (``kernel.kept_objects``, ``publish_round.load_writers``)."""
     root, done = parallel_round
     facts = {path.stem: json.loads(path.read_text()) for path in (root / "probe").glob("*.json")}
     assert set(facts) == {"controller", "gw0", "gw1"}, done.stdout[-2000:]
