@@ -185,7 +185,7 @@ class Controller:
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         self.watch.start(nodeid)
         if not self.writers_loaded and self.writes_results and self.options.publish:
-            # While the first case runs, not after the last: under xdist this process would wait.
+            # While a worker runs the first case: neither before the workers start nor after the last case.
             self.writers_loaded = True
             load_writers()
 

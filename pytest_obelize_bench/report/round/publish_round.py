@@ -29,13 +29,14 @@ from pytest_obelize_bench.records.transaction import (
 )
 
 #: What writes a round's outputs once its records are in: the document, its figures, the site.
-#: Imported only where they are used, and by ``load_writers`` (0.1 to 0.15 s together).
+#: Imported only where they are used, and by ``load_writers`` (about 80 ms together).
 WRITERS = ("pytest_obelize_bench.report.round.round_files", "pytest_obelize_bench.report.site.pages")
 
 
 def load_writers() -> None:
-    """Import the writers now: a session calls this while its workers run the cases, so a
-    publication at its end does not pay for the import after the last case (``round_controller``)."""
+    """Import the writers now: a session calls this while its workers run the cases.  Imported
+    with the controller's other modules, they delayed its workers' start; left to the publication,
+    they would delay its end (``round_controller``)."""
     for name in WRITERS:
         importlib.import_module(name)
 
