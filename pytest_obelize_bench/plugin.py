@@ -79,7 +79,7 @@ def _start_benchmark(config: pytest.Config, mode: str) -> None:
     # each item, and head the session with a seed that changes nothing.  hypothesis's plugin (the
     # test extra installs both) imports all of hypothesis in its terminal summary, about 0.16 s at
     # the end of every session; a benchmark session runs no hypothesis test.
-    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, register_kind
+    from pytest_obelize_bench.session.kernel import SET_ASIDE_PLUGINS, own_temp_folder, register_kind
 
     for name in SET_ASIDE_PLUGINS:
         config.pluginmanager.set_blocked(name)
@@ -105,6 +105,7 @@ def _start_benchmark(config: pytest.Config, mode: str) -> None:
     register_kind(config, RoundKind(config, cases_by_path))
 
     if is_controller(config):
+        own_temp_folder(config)
         gate = set(options.fail_on)
         context = build_context(config, mode, rootdir, cases_by_path)
         from pytest_obelize_bench.session.round_controller import Controller

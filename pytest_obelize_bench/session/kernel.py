@@ -10,8 +10,11 @@ made once per session on the controller, after every selection (-k, -m, --lf) is
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -239,6 +242,22 @@ def kept_objects() -> Iterator[None]:
             gc.enable()
 
 
+def own_temp_folder(config: pytest.Config) -> None:
+    """A benchmark session's pytest temp folder (``--basetemp``) is a new one of its own, removed as
+    the session ends, unless the user named one.  Called on the controller, at configure.
+
+    Why: xdist asks the controller for pytest's temp folder to give each worker one inside it, and by
+    default that is a new numbered folder beside those of earlier pytest sessions, the oldest of
+    which pytest removes as the session ends.  After a test suite's run they can hold gigabytes: a
+    round waited 19 s past its last case while they were removed.
+    """
+    if config.option.basetemp is not None:
+        return
+    folder = tempfile.mkdtemp(prefix="obelize-bench-pytest-")
+    config.option.basetemp = folder
+    config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
+
+
 def worker_addopts(current: str | None) -> str:
     """``PYTEST_ADDOPTS`` for a worker: ``current`` and a ``-p no:`` for each plugin set aside.
 
@@ -285,6 +304,7 @@ __all__ = [
     "Unit",
     "hand_over",
     "kept_objects",
+    "own_temp_folder",
     "partial_line",
     "register_kind",
     "worker_addopts",
