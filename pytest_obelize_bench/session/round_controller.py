@@ -94,8 +94,6 @@ class Controller:
         #: the one line saying the results folder could not be written (the session then stops)
         self.results_error: str | None = None
         self.session: pytest.Session | None = None
-        #: whether the publication's writers were imported yet (``load_writers``)
-        self.writers_loaded = False
         #: finished checkouts, removed off the path of the reports (removal_queue.py)
         self.removals = RemovalQueue()
         #: each case's seconds in the round's latest run: the order the cases run in (ordering.py)
@@ -184,9 +182,9 @@ class Controller:
 
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         self.watch.start(nodeid)
-        if not self.writers_loaded and self.writes_results and self.options.publish:
-            # While a worker runs the first case: neither before the workers start nor after the last case.
-            self.writers_loaded = True
+        if self.writes_results and self.options.publish:
+            # While a worker runs the first case: neither before the workers start nor after the
+            # last case (imported once; every later call finds them loaded).
             load_writers()
 
     @pytest.hookimpl(trylast=True)

@@ -8,7 +8,6 @@ publishes through the round's journal (``records.transaction``) and rewrites the
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from pytest_obelize_bench._util.charts import FIGURES_FOLDER
@@ -28,17 +27,15 @@ from pytest_obelize_bench.records.transaction import (
     temporaries_of,
 )
 
-#: What writes a round's outputs once its records are in: the document, its figures, the site.
-#: Imported only where they are used, and by ``load_writers`` (about 80 ms together).
-WRITERS = ("pytest_obelize_bench.report.round.round_files", "pytest_obelize_bench.report.site.pages")
-
 
 def load_writers() -> None:
-    """Import the writers now: a session calls this while its workers run the cases.  Imported
-    with the controller's other modules, they delayed its workers' start; left to the publication,
-    they would delay its end (``round_controller``)."""
-    for name in WRITERS:
-        importlib.import_module(name)
+    """Import what writes a round's outputs (the document, its figures, the site; about 80 ms) now:
+    a session calls this while its workers run the cases.  Imported with the controller's other
+    modules, they delayed its workers' start; left to the publication, they would delay its end
+    (``round_controller``).  Imported only here and where they are used."""
+    # the writers: by name, so the import layers see them; cached after the first call
+    from pytest_obelize_bench.report.round import round_files  # noqa: F401
+    from pytest_obelize_bench.report.site import pages  # noqa: F401
 
 
 def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
@@ -60,7 +57,7 @@ def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
         if journal is None:
             return lines
         roll_forward(round_folder, run_folder(results_dir, n, journal.run), journal)
-        # WRITERS: loaded where they are used, or while a round's cases run (load_writers)
+        # the writers: loaded where they are used, or while a round's cases run (load_writers)
         from pytest_obelize_bench.report.round.round_files import write_round_outputs
 
         write_round_outputs(results_dir, case_file, n)
@@ -119,7 +116,7 @@ def publish_held(
         results_given=results_given,
     )
     if outcome.published:
-        # WRITERS: loaded where they are used, or while a round's cases run (load_writers)
+        # the writers: loaded where they are used, or while a round's cases run (load_writers)
         from pytest_obelize_bench.report.round.round_files import write_round_outputs
         from pytest_obelize_bench.report.site.pages import write_site_beside
 
@@ -131,4 +128,4 @@ def publish_held(
     return outcome
 
 
-__all__ = ["WRITERS", "load_writers", "publish_held", "publish_round", "recover_round"]
+__all__ = ["load_writers", "publish_held", "publish_round", "recover_round"]
