@@ -23,6 +23,7 @@ from pytest_obelize_bench.session.stash_keys import (
     ONLY_WORKERINPUT_KEY,
     ORDER_KEY,
     ORDER_WORKERINPUT_KEY,
+    ROUND_FILES_KEY,
 )
 from pytest_obelize_bench.session.tier_outcome import REPORT_CHAR, TIER_DISPLAY
 
@@ -217,15 +218,22 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if sandbox.enabled:
         view = "overlay" if sandbox.overlay else "copy"
         why = f"; {sandbox.why}" if sandbox.why else ""
-        return [
+        lines = [
             f"obelize-bench: isolation: bwrap {sandbox.version} at {sandbox.program} "
             f"({view} view of environment templates{why})"
         ]
-    return [
-        "obelize-bench: isolation: unsandboxed; each case's venv copies its packages from the uv cache instead of "
-        "linking into it, so no case can change what another case or a later round installs; a suite can still write "
-        "anything this user can (docs/how-to/sandbox.md)"
-    ]
+    else:
+        lines = [
+            "obelize-bench: isolation: unsandboxed; each case's venv copies its packages from the uv cache instead of "
+            "linking into it, so no case can change what another case or a later round installs; a suite can still "
+            "write anything this user can (docs/how-to/sandbox.md)"
+        ]
+    files = config.stash.get(ROUND_FILES_KEY, None)
+    unreachable = {} if files is None else files.unreachable
+    if unreachable:
+        lines.append(f"obelize-bench: not run, out of reach here ({len(unreachable)} rows, --bench-unreachable):")
+        lines.extend(f"  {case}: {reason}" for case, reason in unreachable.items())
+    return lines
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -35,6 +35,7 @@ READ_NAMES = (
     "--bench-env-templates",
     "--bench-template-bytecode",
     "--bench-repo-cache",
+    "--bench-unreachable",
     "--bench-interpreter",
     "--bench-python-path",
     "--exclude-newer",
@@ -105,6 +106,9 @@ def build_options(given: Mapping[str, Any]) -> BenchOptions:
     # --bench-compare runs the comparison arm over the round's dev split instead of the round
     # (session/comparison_kind.py); --bench-round then only names the round.
     mode: Mode | None = "fixtures" if fixtures else "round" if round_number is not None and not comparison else None
+    unreachable = given["--bench-unreachable"]
+    if unreachable and mode != "round":
+        raise OptionError("--bench-unreachable names rows of a round's case file; it goes with --bench-round=N alone")
     return BenchOptions(
         mode=mode,
         round=round_number,
@@ -117,6 +121,7 @@ def build_options(given: Mapping[str, Any]) -> BenchOptions:
         env_templates=_absolute(given["--bench-env-templates"]),
         template_bytecode=given["--bench-template-bytecode"],
         repo_cache=_absolute(given["--bench-repo-cache"]),
+        unreachable=unreachable or None,
         interpreter=given["--bench-interpreter"],
         python_path=tuple(given["--bench-python-path"] or ()),
         exclude_newer=given["--exclude-newer"],

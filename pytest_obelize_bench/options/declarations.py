@@ -81,6 +81,13 @@ def _round_options(group: pytest.OptionGroup) -> None:
         "--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them"
     )
     group.addoption(
+        "--bench-unreachable",
+        metavar="PINS.tsv",
+        help="rows of the case file this machine cannot reach, with why: a tab-separated list with full_name, sha"
+        " and state columns (a state other than packed is the reason); they are not run, the run records them,"
+        " and a run of every other row is whole",
+    )
+    group.addoption(
         "--bench-interpreter",
         choices=("exact", "minor"),
         default="exact",

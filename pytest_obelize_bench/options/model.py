@@ -51,6 +51,8 @@ class BenchOptions:
     env_templates: str | None
     template_bytecode: Literal["compile", "none"]
     repo_cache: str | None
+    #: ``--bench-unreachable``: the pin list naming the rows this machine cannot reach, as given.
+    unreachable: str | None
     interpreter: Literal["exact", "minor"]
     python_path: tuple[str, ...]
     exclude_newer: str | None

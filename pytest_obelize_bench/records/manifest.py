@@ -121,6 +121,9 @@ class RunManifest(StrictModel):
     selection: Selection = Selection()
     cases_expected: list[str] = Field(default_factory=list)
     cases_recorded: list[str] = Field(default_factory=list)
+    #: rows of the case file named out of reach when the run started (``--bench-unreachable``), with
+    #: the reason for each: not run, not in ``cases_expected``, and named wherever the run is published
+    unreachable: dict[str, str] = Field(default_factory=dict)
     #: the case file the run ran from, and the work root its logs are under
     case_file: CaseFileRef | None = None
     work_root: str | None = None
@@ -156,7 +159,10 @@ class RunManifest(StrictModel):
         return {} if harness == HarnessInfo() else harness.model_dump(mode="json")
 
     def to_json(self) -> str:
-        return committed_json(self)
+        data = self.model_dump(mode="json")
+        if not data["unreachable"]:  # a run that named no row out of reach writes what it always wrote
+            del data["unreachable"]
+        return committed_json(data)
 
     def tool_field(self, name: str) -> str | None:
         value = getattr(self.tool, name, None)

@@ -88,7 +88,8 @@ def publish_run(
         reasons.append(f"it is a run of round {manifest.round}")
     if manifest.kind == IMPORTED_KIND:
         reasons.append("it is an imported run, published when it was imported")
-    reasons.extend(incomplete_reasons(manifest, found.records, expected_cases(case_file, round_number)))
+    expected = expected_cases(case_file, round_number, manifest.unreachable)
+    reasons.extend(incomplete_reasons(manifest, found.records, expected))
     infra = infrastructure_errors(found.records)
     if infra and not allow_infrastructure_errors:
         reasons.append(
@@ -110,6 +111,7 @@ def publish_run(
         with_infrastructure_errors=bool(infra),
         reruns=[rerun.model_dump(mode="json") for rerun in manifest.reruns],
         case_file=ref,
+        unreachable=dict(manifest.unreachable),
     )
     journal = Journal(
         round=round_number,

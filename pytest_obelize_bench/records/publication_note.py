@@ -55,11 +55,15 @@ class Publication(StrictModel):
     reruns: list[dict[str, Any]] = Field(default_factory=list)
     #: the case file the round was published from (absent in notes older than the field)
     case_file: CaseFileRef | None = None
+    #: rows of the case file the run named out of reach when it started, each with the reason
+    #: (``casefile/reach.py``): published, so every page of the round can say what was not measured
+    unreachable: dict[str, str] = Field(default_factory=dict)
 
     def to_json(self) -> str:
         data = self.model_dump(mode="json")
-        if data["case_file"] is None:
-            del data["case_file"]
+        for name in ("case_file", "unreachable"):  # absent from notes written before the field
+            if not data[name]:
+                del data[name]
         return committed_json(data)
 
 
@@ -98,9 +102,15 @@ def owner_refusal(results: Path, round_number: int, ref: CaseFileRef, *, results
     )
 
 
-def expected_cases(case_file: CaseFile, round_number: int) -> list[str]:
-    """The cases a complete run of this round must record: the file's, retired ones aside."""
-    return sorted(case.id for case in case_file.cases if case.retired is None or case.retired.round > round_number)
+def expected_cases(case_file: CaseFile, round_number: int, unreachable: Iterable[str] = ()) -> list[str]:
+    """The cases a complete run of this round must record: the file's, retired ones aside, and those the
+    run named out of reach when it started (``casefile/reach.py``) aside."""
+    left_out = set(unreachable)
+    return sorted(
+        case.id
+        for case in case_file.cases
+        if (case.retired is None or case.retired.round > round_number) and case.id not in left_out
+    )
 
 
 def read_publication(round_folder: Path) -> Publication | None:
@@ -202,7 +212,7 @@ def _note_against_run(
     for case, text in sorted(found.texts.items()):
         if note.records.get(case) != sha256_text(text):
             problems.append(f"{label}: the published {case}.json is not run {note.run}'s latest record")
-    wanted = sorted(set(expected) | set(manifest.cases_expected))
+    wanted = sorted((set(expected) - set(manifest.unreachable)) | set(manifest.cases_expected))
     for reason in incomplete_reasons(manifest, found.records, wanted):
         problems.append(f"{label}: the published run {note.run} is not complete: {reason}")
     return problems

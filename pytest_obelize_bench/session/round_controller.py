@@ -111,6 +111,11 @@ class Controller:
         return found
 
     @property
+    def unreachable(self) -> dict[str, str]:
+        """The rows ``--bench-unreachable`` named out of reach, with why (``startup.RoundFiles``)."""
+        return dict(self.config.stash[ROUND_FILES_KEY].unreachable)
+
+    @property
     def reviews(self) -> ReviewBook:
         found = self.config.stash[ROUND_FILES_KEY].reviews
         assert found is not None, "a round reads its reviews at configure"

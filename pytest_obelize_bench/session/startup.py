@@ -6,7 +6,8 @@ publish honestly (an uncommitted tree, a case file for another round) before any
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from pytest_obelize_bench.casefile.cases import (
     load_case_file,
     load_fixtures,
 )
+from pytest_obelize_bench.casefile.reach import ReachListError, read_reach_list, unreachable_rows
 from pytest_obelize_bench.casefile.reviews import ReviewBook, ReviewFileError, load_reviews, reviews_path
 from pytest_obelize_bench.isolation.gitquery import harness_provenance
 from pytest_obelize_bench.isolation.limits import LimitError, parse_limits
@@ -50,6 +52,8 @@ class RoundFiles:
 
     case_file: CaseFile | None
     reviews: ReviewBook | None
+    #: the rows ``--bench-unreachable`` names as out of this machine's reach, by id, with the reason
+    unreachable: Mapping[str, str] = field(default_factory=dict)
 
 
 def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, list[Case]]:
@@ -71,9 +75,16 @@ def load_items(config: pytest.Config, mode: str, rootdir: Path) -> dict[Path, li
         reviews = load_reviews(reviews_path(path, wanted))
     except ReviewFileError as exc:
         raise CaseFileError([str(exc)]) from None
-    config.stash[ROUND_FILES_KEY] = RoundFiles(case_file, reviews)
+    unreachable: dict[str, str] = {}
+    if options.unreachable:
+        listed = option_path(config, options.unreachable, rootdir)
+        try:
+            unreachable = unreachable_rows(case_file.cases, read_reach_list(listed))
+        except ReachListError as exc:
+            raise CaseFileError([f"--bench-unreachable: {exc}"]) from None
+    config.stash[ROUND_FILES_KEY] = RoundFiles(case_file, reviews, unreachable)
     side = options.split
-    cases = [case for case in case_file.cases if side is None or case.split == side]
+    cases = [case for case in case_file.cases if (side is None or case.split == side) and case.id not in unreachable]
     return {path.resolve(): cases}
 
 

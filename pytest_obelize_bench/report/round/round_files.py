@@ -151,7 +151,10 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
         }
         if publication.reruns:  # only then: a round never rerun keeps its summary as it was
             note["reruns"] = publication.reruns
-    expected = expected_cases(case_file, n) if n >= case_file.round else sorted(records)
+        if publication.unreachable:  # likewise for a round whose run reached every row
+            note["unreachable"] = dict(publication.unreachable)
+    left_out = () if publication is None else publication.unreachable
+    expected = expected_cases(case_file, n, left_out) if n >= case_file.round else sorted(records)
     if (folder / JOURNAL_NAME).exists():
         problems.append(
             f"round {n} is half-published ({folder / JOURNAL_NAME} is there): "
