@@ -38,9 +38,17 @@ class MeasureController:
     """The controller's side: collect the records, publish a whole frame, print the figures."""
 
     def __init__(
-        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
+        self,
+        config: pytest.Config,
+        context: MeasureContext,
+        frame: Frame,
+        keys: dict[str, AnswerKey],
+        frame_path: Path,
+        unreachable: dict[str, str] | None = None,
     ) -> None:
         self.config = config
+        #: the frame's repositories ``--bench-unreachable`` named out of reach, with why (not in ``frame``)
+        self.unreachable = dict(unreachable or {})
         self.options = options_of(config)
         self.context = context
         self.frame = frame
@@ -133,6 +141,8 @@ class MeasureController:
                     write_block=write_block,
                     session=run,
                     infrastructure=count,
+                    unreachable=self.unreachable,
+                    from_cases=self.options.measurement is not None and self.options.measurement.cases is not None,
                 )
             else:
                 self.lines += planned_fix.publish(
@@ -152,6 +162,7 @@ class MeasureController:
 
     def _rewrite_site(self) -> list[str]:
         """The results pages again, beside the results folder, as a round's publication rewrites them."""
+        # the site's writer: loaded only by a session that publishes, as a round's controller loads it
         from pytest_obelize_bench.casefile.cases import CaseFileError
         from pytest_obelize_bench.report.site.pages import write_site_beside
         from pytest_obelize_bench.session.startup import option_path
@@ -168,6 +179,12 @@ class MeasureController:
         terminalreporter.write_sep(
             "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
         )
+        if self.unreachable:
+            terminalreporter.write_line(
+                f"not run, out of reach here ({len(self.unreachable)} repositories, --bench-unreachable):"
+            )
+            for name, reason in self.unreachable.items():
+                terminalreporter.write_line(f"  {name}: {reason}")
         for line in sorted(self.counts):
             terminalreporter.write_line(line)
         for line in self.lines:
