@@ -107,8 +107,6 @@ def label_other_paths(text: str) -> str:
 
 #: An environment value longer than this is treated as a possible secret in public text.
 SECRET_MIN_CHARS = 9
-#: How long a public error detail may be.
-DETAIL_CHARS = 200
 REDACTED = "<redacted>"
 
 
@@ -123,11 +121,3 @@ def redact(text: str, environ: Iterable[tuple[str, str]], *, min_chars: int = SE
         return text
     pattern = re.compile("|".join(re.escape(value) for value in values))
     return pattern.sub(REDACTED, text)
-
-
-def public_detail(detail: str, elider: Elider | None, environ: Iterable[tuple[str, str]]) -> str:
-    """An error detail fit for a published record: harness paths labelled, secrets hidden, bounded."""
-    text = elider.text(detail) if elider is not None else detail
-    text = redact(text, environ)
-    text = " ".join(text.split())
-    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 3] + "..."
