@@ -277,8 +277,10 @@ def build_record(run: CaseRun) -> Record:
     pack = context.packs.get(case.pack)
     interpreter = run.interpreter
     executable = None
-    if interpreter is not None and run.elider is not None:  # as the case interpreter printed it
-        executable = public_text(str(interpreter.executable), run.elider, os.environ.items(), this_machine())
+    if interpreter is not None and run.elider is not None:
+        # As the case interpreter printed it; a path holds no secret, and an environment value
+        # that is a path's tail (the shell's ``_``, ``.venv/bin/python``) must not hide its name.
+        executable = public_text(str(interpreter.executable), run.elider, (), this_machine())
     provenance = Provenance(
         obelize_version=None if tool is None else tool.version,
         obelize_commit=None if tool is None else tool.commit,
