@@ -70,7 +70,8 @@ def label_names(text: str, names: MachineNames) -> str:
     The user's name may be a common word (``root``, ``runner``, ``app``): it is replaced where it
     stands alone (``user=root``, ``root@laptop``), never inside a longer word, a file name or a path
     (``rootdir``, ``root.py``, ``src/root/x``), so a relative path of the repository reads as it
-    was.  The host is matched by its first label, its domain taken with it.  Both ignore case.
+    was.  The host is matched by its first label, its domain taken with it (so a file named after
+    the host, ``laptop.log``, reads ``<host>`` too: a host's name is rarely a word).  Both ignore case.
     """
     pattern = _pattern(names)
     if pattern is None:

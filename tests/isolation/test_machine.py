@@ -27,6 +27,7 @@ def test_this_machine_is_what_the_password_database_and_the_host_say() -> None:
         ("ssh://root@vm/x http://vm:8000/api", "ssh://<user>@<host>/x http://<host>:8000/api"),
         ("Root on VM.", "<user> on <host>."),
         ("vm.example.org and vm.lan.", "<host> and <host>."),
+        ("vm.log root.log", "<host> root.log"),  # a file named after the host goes with its name
         # a longer word, a file name or a path is not the name
         ("rootdir: <case> vmstat root_cause root-ca root.py", "rootdir: <case> vmstat root_cause root-ca root.py"),
         ("tests/root/test_x.py <case>/root/vm ./vm", "tests/root/test_x.py <case>/root/vm ./vm"),
