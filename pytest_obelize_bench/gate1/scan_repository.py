@@ -8,6 +8,7 @@ the upstream shape and the Gate 1 block, and only for a run that covered the who
 from __future__ import annotations
 
 import json
+import os
 import platform
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,8 @@ from pytest_obelize_bench.gate1.scan_document import (
     load_gate1_inputs,
     render_gate1_block,
 )
+from pytest_obelize_bench.isolation.machine import this_machine
+from pytest_obelize_bench.isolation.public_text import public_text
 from pytest_obelize_bench.measure.frame import Frame, FrameError, FrameRepository
 from pytest_obelize_bench.measure.measure_publication import write_measurement
 from pytest_obelize_bench.measure.repository_run import (
@@ -48,7 +51,8 @@ GATE1_PACK = "gemini/google-generativeai-to-google-genai"
 
 
 def _error_text(run: RepoRun, error: CaseError) -> str:
-    detail = run.elider.text(error.detail) if run.elider is not None else error.detail
+    """The published error: its detail quotes a step's output, so it names nothing of the machine."""
+    detail = public_text(error.detail, run.elider, os.environ.items(), this_machine())
     return f"{error.step}: {error.reason}: {detail}"
 
 
