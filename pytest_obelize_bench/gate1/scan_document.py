@@ -91,8 +91,8 @@ def _row_text(row: Row) -> str:
 
 def _keys_place(document: ScanDocument, frame_label: str) -> str:
     if document.source_kind == "cases":
-        return f"the keys of the cases of `{frame_label}`"
-    return f"`{PurePosixPath(frame_label).parent / LABELS_NAME}/`"
+        return f"of the cases of `{frame_label}` (each case's ground truth)"
+    return f"in `{PurePosixPath(frame_label).parent / LABELS_NAME}/`"
 
 
 def _reach_lines(document: ScanDocument, keys: Mapping[str, AnswerKey]) -> list[str]:
@@ -168,7 +168,7 @@ def render_gate1_block(
         "### Gate 1: scan precision and recall" + ("" if beside is None else f", over `{frame_label}`"),
         "",
         (
-            f"From `{where}` ({len(document.scanned)} scan records) and the {len(keys)} answer keys in "
+            f"From `{where}` ({len(document.scanned)} scan records) and the {len(keys)} answer keys "
             f"{_keys_place(document, frame_label)}, written before the scans were read. A finding matches a key row "
             "when path, line, kind and fully qualified symbol are equal, counted as multisets over the actionable "
             "kinds (import, call, method_call, attribute) only; the right line with the wrong symbol is one false "

@@ -161,17 +161,20 @@ class MeasureController:
             self.lines += self._rewrite_site()
 
     def _rewrite_site(self) -> list[str]:
-        """The results pages again, beside the results folder, as a round's publication rewrites them."""
-        # the site's writer: loaded only by a session that publishes, as a round's controller loads it
-        from pytest_obelize_bench.casefile.cases import CaseFileError
-        from pytest_obelize_bench.report.site.pages import write_site_beside
+        """The results document's figures and pages again, as ``obelize-bench summarize`` writes them: a new
+        measurement has a chart and a page of its own, stale the moment its document changes."""
+        # the summary's writers: loaded only by a session that publishes, as a round's controller loads them
+        import io
+
+        from pytest_obelize_bench.report.summarize import summarize
         from pytest_obelize_bench.session.startup import option_path
 
         cases = option_path(self.config, self.options.cases, Path(self.config.rootpath))
-        try:
-            return write_site_beside(Path(self.context.results_dir), cases)
-        except (OSError, ValueError, CaseFileError) as exc:
-            return [f"results pages not rewritten: {str(exc).splitlines()[0]}; run `obelize-bench summarize`"]
+        out = io.StringIO()
+        if summarize(Path(self.context.results_dir), cases, check=False, out=out) != 0:
+            reason = (out.getvalue().strip().splitlines() or ["unknown"])[-1]
+            return [f"results figures and pages not rewritten ({reason}); run `obelize-bench summarize`"]
+        return [line for line in out.getvalue().splitlines() if "results pages" in line]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.records and not self.unreadable:

@@ -7,6 +7,7 @@ The repositories are local git repositories (the same ones ``test_gate1_plugin``
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import yaml
 
 from tests.helpers import rounds
 from tests.helpers.gitrepo import make_repo
+from tests.helpers.project import PROJECT
 from tests.plugin.test_gate1_plugin import ALPHA, PLAIN, QUIET, G, _key, _repo_row
 
 WHY = "no snapshot of the repository can be had"
@@ -52,6 +54,8 @@ def project(pytester: pytest.Pytester, tmp_path: Path) -> Path:
     quiet_key = _key("o/quiet", quiet.url, quiet.head, [("app.py", 4, "call", f"{G}.configure")])
     for name, key in (("o__alpha", alpha_key), ("o__quiet", quiet_key)):
         (folder / "labels" / f"{name}.yaml").write_text(yaml.safe_dump(key, sort_keys=False), encoding="utf-8")
+    # the project's case file, which the summary's figures and pages read beside the measurements
+    shutil.copy(PROJECT / "cases" / "cases.yaml", pytester.path / "cases" / "cases.yaml")
     (pytester.path / "pins.tsv").write_text(
         f"full_name\tsha\tstate\no/alpha\t{alpha.head}\tpacked\no/gone\t{GONE_SHA}\t{WHY}\n", encoding="utf-8"
     )
@@ -83,6 +87,7 @@ def test_another_frame_is_published_beside_the_sample_with_what_was_out_of_reach
     assert "#### Against the sample's published Gate 1 (obelize 0.8.0)" in block
     assert "| `o/alpha` | 2 / 5 / 0 | 2 / 5 / 0 | no change |" in block
     assert "figures/gate1-labelled-precision-recall.svg" in block
+    assert (tmp_path / "results" / "figures" / "gate1-labelled-precision-recall.svg").is_file()
 
 
 def test_a_case_file_s_cases_are_matched_against_their_own_keys(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -90,6 +95,8 @@ def test_a_case_file_s_cases_are_matched_against_their_own_keys(pytester: pytest
     gone = rounds.unfetchable_rows(["gone"], tmp_path / "gone-origin")[0]
     gone["id"], gone["full_name"] = "gone__clean", "gone/clean"
     cases = rounds.write_case_file(pytester.path / "cases" / "round.yaml", [reached, gone])
+    # the project's case file, which the summary's figures and pages read beside the measurements
+    shutil.copy(PROJECT / "cases" / "cases.yaml", pytester.path / "cases" / "cases.yaml")
     (pytester.path / "pins.tsv").write_text(
         f"full_name\tsha\tstate\ngone/clean\t{gone['sha']}\t{WHY}\n", encoding="utf-8"
     )
@@ -99,7 +106,7 @@ def test_a_case_file_s_cases_are_matched_against_their_own_keys(pytester: pytest
     assert beside["source"] == "cases/round.yaml" and beside["source_kind"] == "cases"
     assert beside["unreachable"] == {"gone/clean": WHY} and [r["full_name"] for r in beside["scanned"]] == ["ok/clean"]
     block = (tmp_path / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8").split("gate1-round:begin")[1]
-    assert "the keys of the cases of `cases/round.yaml`" in block
+    assert "answer keys of the cases of `cases/round.yaml` (each case's ground truth)" in block
     labelled = len([row for row in reached["ground_truth"]["call_sites"] if row["kind"] != "dynamic"])
     assert f"| **All labelled** | {labelled} |" in block
 
