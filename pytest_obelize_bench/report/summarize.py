@@ -39,7 +39,7 @@ from pytest_obelize_bench.records.results_document import (
     stale_block,
 )
 from pytest_obelize_bench.records.review_drift import drifted_reviews
-from pytest_obelize_bench.records.round_source import round_case_path
+from pytest_obelize_bench.records.runref import round_case_path
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
 from pytest_obelize_bench.report.glance import GLANCE_BLOCK, glance_chart, render_glance
 from pytest_obelize_bench.report.glance_sources import glance_inputs

@@ -20,7 +20,7 @@ def _summary(n_cases: int, won: int, *, published: bool = True, **extra: Any) ->
     }
 
 
-ANALYSED = {
+ANALYSED: dict[str, Any] = {
     "error_analysis": {
         "cases": [{"migrated": 3, "key_rows": 4}, {"migrated": 0, "key_rows": 6}],
         "causes": [
