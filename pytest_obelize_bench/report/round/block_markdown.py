@@ -239,19 +239,8 @@ def _case_section(f: RoundFigures) -> list[str]:
                 m.runtime_seconds,
             )
         )
-    header = [
-        "Case",
-        "Split",
-        "Arm",
-        "Tier",
-        "Detected",
-        "FP",
-        "Missed",
-        "Forbidden reported",
-        "Unmigrated",
-        "Human edits",
-        "Runtime (s)",
-    ]
+    header = ["Case", "Split", "Arm", "Tier", "Detected", "FP", "Missed", "Forbidden reported", "Unmigrated",
+              "Human edits", "Runtime (s)"]  # fmt: skip
     return [*lines, *_table(header, ["---"] * 4 + ["---:"] * 7, rows)]
 
 
