@@ -256,3 +256,18 @@ def test_no_page_names_a_path_of_this_machine(project: Path, tmp_path: Path) -> 
     for name, page in written.items():
         for needle in (str(tmp_path), "/tmp/", str(Path.home())):
             assert needle not in page, (name, needle)
+
+
+def test_each_round_page_holds_its_whole_section_of_the_results_document() -> None:
+    """The round page calls itself the round's section of the results document: all of it, the
+    error analysis included."""
+    from pytest_obelize_bench.report.site.pages import site_files
+
+    files = site_files(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
+    document = (PROJECT / "results" / "BENCHMARK_RESULTS.md").read_text("utf-8")
+    sections = re.findall(r"^<!-- round-(\d+):begin[^\n]*\n(.*?)\n<!-- round-\1:end -->", document, re.M | re.S)
+    assert sections
+    for n, section in sections:
+        if f"round-{n}.md" in files:
+            assert section in str(files[f"round-{n}.md"]), n
+    assert "#### Error analysis" in str(files["round-1.md"])

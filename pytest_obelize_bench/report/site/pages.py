@@ -28,8 +28,7 @@ from pytest_obelize_bench.records.evidence import read_decision_documents
 from pytest_obelize_bench.records.runs import list_runs
 from pytest_obelize_bench.report.case_reading import round_case_facts
 from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
-from pytest_obelize_bench.report.round.figures import round_figures
-from pytest_obelize_bench.report.round.round_files import read_round_folder, round_block_with_figures, rounds_on_disk
+from pytest_obelize_bench.report.round.round_files import read_round_folder, round_outputs, rounds_on_disk
 from pytest_obelize_bench.report.site.case_page import case_page
 from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
 from pytest_obelize_bench.report.site.escape import code, text
@@ -51,7 +50,7 @@ def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | 
     """The round's page and the run it was published from."""
     data = read_round_folder(results, case_file, n).data
     run = None if data.publication is None else str(data.publication["run"])
-    block, _ = round_block_with_figures(round_figures(data))
+    block = round_outputs(results, case_file, data).block
     lines = [f"# Round {n}", "", "The round's section of the results document, then each case and each run.", ""]
     lines += [line for line in block.splitlines() if not _MARKER.match(line)]
     rows = []
