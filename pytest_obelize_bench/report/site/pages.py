@@ -19,9 +19,8 @@ from typing import Any
 from pytest_obelize_bench._util.markdown import table
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
-from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_rounds, load_comparison
+from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_rounds, scored_comparisons
 from pytest_obelize_bench.gate1.scan_document import key_matches, load_gate1_inputs
-from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.promotion.decision_list import render_decisions
 from pytest_obelize_bench.promotion.history_report import history_blocks
 from pytest_obelize_bench.records.evidence import read_decision_documents
@@ -95,14 +94,12 @@ def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> di
     for name, block in sorted(blocks.items()):
         title = _title(name)
         pages[f"{name}.md"] = (title, _block_page(title, block))
-    for n in comparison_rounds(results):
-        record, _ = load_comparison(results, cases_path, n)
+    keys = load_case_file(cases_path).by_id() if comparison_rounds(results) else {}
+    for n, score in scored_comparisons(results, cases_path).items():
         cases = []
-        keys = load_case_file(cases_path).by_id()
-        for case_id in sorted(record.cases):
-            key = keys.get(case_id)
-            rows = set() if key is None else {(path, line) for path, line, _ in expected_rows(key)}
-            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, comparison_case_page(record, case_id, rows))
+        for case_id in sorted(score.record.cases):
+            page = comparison_case_page(score, case_id, keys.get(case_id))
+            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, page)
             cases.append(f"* [{text(case_id)}](comparison-round-{n}/{case_id}.md)")
         title, page = pages[f"comparison-round-{n}.md"]
         pages[f"comparison-round-{n}.md"] = (title, page + "\n## Each case, both arms\n\n" + "\n".join(cases) + "\n")
