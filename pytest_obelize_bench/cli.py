@@ -70,9 +70,12 @@ def split_report(path: Path, out: TextIO) -> int:
         print(f"{path}: has_test_files is missing for {', '.join(unknown)}; the rule needs it", file=out)
         return 2
     members = [SplitMember(c.id, c.full_name or "", c.owner or "", bool(c.has_test_files)) for c in cases]
-    rule = compute_split(members)
+    kept = {c.id: c.split or "" for c in cases if c.id in case_file.kept_sides}
+    rule = compute_split(members, kept)
     moves = {move.case: move.reason for move in case_file.split_moves}
-    differences = split_differences(members, {c.id: c.split or "" for c in cases}, moves)
+    differences = split_differences(members, {c.id: c.split or "" for c in cases}, moves, kept)
+    if kept:
+        print(f"sides kept from an earlier round: {len(kept)} cases; the rule assigns the others", file=out)
     for stratum in (True, False):
         ids = [m.id for m in members if m.testable is stratum]
         held = sum(rule[i] == "holdout" for i in ids)

@@ -218,6 +218,7 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
         to_version=head.to_version,
         cases=tuple(sorted(cases, key=lambda c: c.id)),
         split_moves=tuple(head.split_moves),
+        kept_sides=tuple(head.kept_sides.cases) if head.kept_sides is not None else (),
     ), problems
 
 

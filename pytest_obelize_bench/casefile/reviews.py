@@ -57,6 +57,8 @@ class ReviewEntry(FrozenModel):
     patch_correct: bool | None = None
     reviewer: str = Field(min_length=1)
     reviewed_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    #: one line: what the reviewer read and checked against the key rows (not graded, published)
+    why: str | None = Field(default=None, min_length=1)
 
 
 class _ReviewFile(FrozenModel):

@@ -272,6 +272,10 @@ def file_problems(head: _FileHead, cases: Sequence[Case]) -> Found:
         if count > MAX_CASES_PER_OWNER:
             yield "owner_limit", f"owner {owner}: owner: expected at most {MAX_CASES_PER_OWNER} cases, found {count}"
     known = set(counts)
+    if head.kept_sides is not None:
+        for index, case_id in enumerate(head.kept_sides.cases):
+            if case_id not in known:
+                yield "split", f"kept_sides.cases.{index}: expected a case id of this file, got {quoted(case_id)}"
     for index, move in enumerate(head.split_moves):
         if move.case not in known:
             yield "split", f"split_moves.{index}.case: expected a case id of this file, got {quoted(move.case)}"

@@ -151,6 +151,22 @@ class FixtureRow(StrictRow):
     notes: str = ""
 
 
+class KeptSides(StrictRow):
+    """Rows carried unchanged from an earlier round's file, whose dev/holdout sides this file keeps:
+    the split rule assigns only the rows new here (``split.compute_split``'s ``kept``)."""
+
+    from_round: int = Field(ge=1)
+    reason: str = Field(min_length=1)
+    cases: list[str] = Field(min_length=1)
+
+
+class LeftOut(StrictRow):
+    """A candidate the draw passed over, and why: named, so the draw can be checked."""
+
+    full_name: str
+    reason: str = Field(min_length=1)
+
+
 class _FileHead(StrictModel):
     model_config = ConfigDict(strict=True)
     round: int = Field(ge=1)
@@ -162,6 +178,8 @@ class _FileHead(StrictModel):
     draws: str | None = None
     scans: list[str] | None = None
     split_moves: list[SplitMove] = Field(default_factory=list)
+    kept_sides: KeptSides | None = None
+    left_out: list[LeftOut] = Field(default_factory=list)
     cases: list[Any]
     controls: list[Any] = Field(default_factory=list)
 
@@ -213,6 +231,8 @@ class CaseFile:
     to_version: str
     cases: tuple[Case, ...]
     split_moves: tuple[SplitMove, ...]
+    #: the ids whose dev/holdout side is kept from an earlier round (``KeptSides``); empty when none
+    kept_sides: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Case]:
         return {case.id: case for case in self.cases}

@@ -91,8 +91,11 @@ def _check_members(members: Sequence[SplitMember]) -> None:
         seen_names.add(member.full_name)
 
 
-def _stratum_holdout_owners(stratum: Sequence[SplitMember], already: set[str]) -> set[str]:
-    """Owners this stratum adds to the holdout; owners of ``already`` are in it whole and count."""
+def _stratum_holdout_owners(
+    stratum: Sequence[SplitMember], already: set[str], kept_in_dev: frozenset[str] = frozenset()
+) -> set[str]:
+    """Owners this stratum adds to the holdout; owners of ``already`` are in it whole and count, and
+    owners of ``kept_in_dev`` (a side kept from an earlier round) are never taken."""
     cases_per_owner: dict[str, int] = {}
     for member in stratum:
         cases_per_owner[member.owner] = cases_per_owner.get(member.owner, 0) + 1
@@ -102,7 +105,7 @@ def _stratum_holdout_owners(stratum: Sequence[SplitMember], already: set[str]) -
     for member in sorted(stratum, key=_order_key):
         if held >= target:
             break
-        if member.owner in chosen:
+        if member.owner in chosen or member.owner in kept_in_dev:
             continue
         chosen.add(member.owner)
         # An owner enters whole, so every one of its cases in this stratum counts.
@@ -110,7 +113,7 @@ def _stratum_holdout_owners(stratum: Sequence[SplitMember], already: set[str]) -
     return chosen - already
 
 
-def compute_split(members: Sequence[SplitMember]) -> dict[str, str]:
+def compute_split(members: Sequence[SplitMember], kept: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return ``{case id: "dev" | "holdout"}`` as the protocol's rule assigns it.
 
     Strata are handled separately, testable first. Within a stratum, owners are visited in the
@@ -121,12 +124,26 @@ def compute_split(members: Sequence[SplitMember]) -> dict[str, str]:
     there. The result depends only on the members, never on the order they were given in.
     Duplicate ids or repository names raise ValueError: a case counted twice would move the
     threshold.
+
+    ``kept`` holds the sides of cases carried from an earlier round, which a new round does not
+    reassign (a case measured on one side stays there): their owners enter each stratum on their
+    side, whole, and the rule then takes new owners into the holdout, in the same order, until the
+    stratum's holdout (kept cases counted) holds its third. Without it, every side is the rule's.
     """
     _check_members(members)
-    holdout_owners: set[str] = set()
+    kept = dict(kept or {})
+    by_id = {m.id: m for m in members}
+    unknown = sorted(set(kept) - set(by_id))
+    if unknown:
+        raise ValueError(f"split: kept side for case {unknown[0]!r}, which is not a member")
+    holdout_owners = {by_id[case].owner for case, side in kept.items() if side == HOLDOUT}
+    kept_in_dev = frozenset(by_id[case].owner for case, side in kept.items() if side == DEV)
+    both = sorted(holdout_owners & kept_in_dev)
+    if both:
+        raise ValueError(f"split: owner {both[0]!r} has kept cases on both sides; an owner is whole")
     for testable in (True, False):
         stratum = [m for m in members if m.testable is testable]
-        holdout_owners |= _stratum_holdout_owners(stratum, holdout_owners)
+        holdout_owners |= _stratum_holdout_owners(stratum, holdout_owners, kept_in_dev)
     return dict(sorted((m.id, HOLDOUT if m.owner in holdout_owners else DEV) for m in members))
 
 
@@ -134,6 +151,7 @@ def split_differences(
     members: Sequence[SplitMember],
     file_splits: Mapping[str, str],
     moves: Mapping[str, str],
+    kept: Mapping[str, str] | None = None,
 ) -> list[SplitDifference]:
     """List every case whose split in the file differs from the rule, sorted by id.
 
@@ -143,7 +161,7 @@ def split_differences(
     a case that matches the rule is not a difference and is not listed. A member missing from
     ``file_splits`` raises KeyError naming it, since a case without a side cannot be compared.
     """
-    rule = compute_split(members)
+    rule = compute_split(members, kept)
     differences: list[SplitDifference] = []
     for case_id in sorted(rule):
         if case_id not in file_splits:

@@ -85,10 +85,18 @@ class DryRunDocument(StrictRow):
     pack_sha256: str | None
     harness_commit: str | None = None
     run_at: str | None = None
+    #: the frame's own account of how it was drawn and what that leaves out (``Frame``), carried so the
+    #: block states them from the published document alone
+    draw_rule: str | None = None
+    biases: list[str] = Field(default_factory=list)
     records: list[DryRunRecord]
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(), indent=2) + "\n"
+        data = self.model_dump()
+        for name in ("draw_rule", "biases"):  # absent from documents of frames that state none
+            if not data[name]:
+                del data[name]
+        return json.dumps(data, indent=2) + "\n"
 
 
 class DryRunRecordError(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pytest_obelize_bench._util.markdown import NULL, table
+from pytest_obelize_bench._util.markdown import NULL, plain, table
 from pytest_obelize_bench._util.stats import rate_of
 from pytest_obelize_bench.dryrun.outcomes import OUTCOMES, DryRunDocument, pack_slug
 
@@ -34,6 +34,12 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         ),
         "",
     ]
+    if document.draw_rule:
+        lines += [f"How the frame was drawn: {plain(document.draw_rule, limit=2000)}", ""]
+    if document.biases:
+        lines += ["Its biases, stated with every figure below:", ""]
+        lines += [f"* {plain(bias, limit=1000)}" for bias in document.biases]
+        lines.append("")
     lines += table(
         ["Figure", "Value"],
         ["---", "---"],

@@ -155,6 +155,8 @@ def publish(
         pack_sha256=None if context.pack_provenance is None else context.pack_provenance.pack_sha256,
         harness_commit=context.harness.commit,
         run_at=context.run_at,
+        draw_rule=frame.draw_rule,
+        biases=list(frame.biases),
         records=[records[repo.full_name] for repo in frame.repositories],
     )
     results = Path(context.results_dir)

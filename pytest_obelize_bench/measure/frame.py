@@ -84,6 +84,10 @@ class Frame(StrictRow):
     size_cap_kb: int | None = Field(default=None, ge=0)
     excluded_owners: list[str] = Field(default_factory=list)
     rejected: list[Rejected] = Field(default_factory=list)
+    #: how repositories were added after the first draw (a frame grown from a candidate list), and the
+    #: biases of the whole frame, stated beside every figure drawn from it
+    draw_rule: str | None = None
+    biases: list[str] = Field(default_factory=list)
     repositories: list[FrameRepository] = Field(min_length=1)
 
     @property

@@ -45,6 +45,7 @@ def template(record: Record, patch: str | None, note: str, reviews_file: str) ->
         "    patch_correct:    # true when the patch is right as written, false when it is wrong",
         "    reviewer:         # who read it",
         "    reviewed_at:      # 'YYYY-MM-DD'",
+        "    why:              # one line: what you read and checked against the key rows",
     ]
     return lines
 

@@ -146,6 +146,21 @@ class MeasureController:
                 )
         except (OSError, ValueError, LockBusy) as exc:
             self.lines.append(f"not published: {str(exc).splitlines()[0]}")
+            return
+        if write_block:  # the site's pages are drawn from the same documents: stale the moment they change
+            self.lines += self._rewrite_site()
+
+    def _rewrite_site(self) -> list[str]:
+        """The results pages again, beside the results folder, as a round's publication rewrites them."""
+        from pytest_obelize_bench.casefile.cases import CaseFileError
+        from pytest_obelize_bench.report.site.pages import write_site_beside
+        from pytest_obelize_bench.session.startup import option_path
+
+        cases = option_path(self.config, self.options.cases, Path(self.config.rootpath))
+        try:
+            return write_site_beside(Path(self.context.results_dir), cases)
+        except (OSError, ValueError, CaseFileError) as exc:
+            return [f"results pages not rewritten: {str(exc).splitlines()[0]}; run `obelize-bench summarize`"]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.records and not self.unreadable:

@@ -111,3 +111,20 @@ def test_a_fixture_s_reviews_answer_for_that_fixture_only(tmp_path: Path) -> Non
     with pytest.raises(CaseFileError) as caught:
         load_fixture(fixture)
     assert caught.value.problems == [f"{answers}: case 'other': case: expected 'clean', the fixture's id"]
+
+
+def test_a_review_carries_its_one_line_reason_and_an_empty_one_is_refused(tmp_path: Path) -> None:
+    entry = ENTRY.format(sha="b" * 64) + "    why: read the whole diff against the key rows\n"
+    assert set(load_reviews(write(tmp_path, entry))) == {("ann__a", "b" * 64)}
+    with pytest.raises(ReviewFileError, match="case 'ann__a' field why"):
+        load_reviews(write(tmp_path, ENTRY.format(sha="b" * 64) + "    why: ''\n"))
+
+
+def test_the_committed_round_2_reviews_each_give_a_reason() -> None:
+    import yaml
+
+    from tests.helpers.project import PROJECT
+
+    entries = yaml.safe_load((PROJECT / "cases" / "reviews" / "round-2.yaml").read_text(encoding="utf-8"))["reviews"]
+    assert entries and all(str(entry.get("why") or "").strip() for entry in entries)
+    assert load_reviews(PROJECT / "cases" / "reviews" / "round-2.yaml")

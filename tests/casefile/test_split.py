@@ -267,3 +267,35 @@ def test_round_1_splits_are_reproduced_exactly(upstream_round_1: dict[str, Any])
         "kvcops",
         "taitran501",
     }
+
+
+# --- sides kept from an earlier round ----------------------------------------------------------
+
+
+def test_a_kept_dev_owner_is_passed_over_and_the_next_owners_fill_the_third() -> None:
+    others = [m for m in PINNED if not m.testable]
+    # dan/z comes first by its hash and would be held out; kept in dev, gus/u and fay/v are taken instead
+    assert holdout_ids(compute_split(others)) == {"dan__z", "gus__u"}
+    assert holdout_ids(compute_split(others, {"dan__z": "dev"})) == {"gus__u", "fay__v"}
+
+
+def test_a_kept_holdout_case_counts_toward_the_third() -> None:
+    others = [m for m in PINNED if not m.testable]
+    # eve/w comes last by its hash; kept in the holdout it counts, so one owner more is taken
+    assert holdout_ids(compute_split(others, {"eve__w": "holdout"})) == {"eve__w", "dan__z"}
+    assert (
+        split_differences(
+            others,
+            {"eve__w": "holdout", "dan__z": "holdout"} | {"gus__u": "dev", "fay__v": "dev"},
+            {},
+            {"eve__w": "holdout"},
+        )
+        == []
+    )
+
+
+def test_kept_sides_must_name_members_and_keep_owners_whole() -> None:
+    with pytest.raises(ValueError, match="'zed__q', which is not a member"):
+        compute_split(PINNED, {"zed__q": "dev"})
+    with pytest.raises(ValueError, match="owner 'ann' has kept cases on both sides"):
+        compute_split(PINNED, {"ann__a": "dev", "ann__b": "holdout"})

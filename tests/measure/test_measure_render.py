@@ -132,3 +132,26 @@ def test_measurement_blocks_render_each_published_dryrun(tmp_path: Path) -> None
     blocks = measurement_blocks(tmp_path / "results", tmp_path / "cases")
     assert list(blocks) == ["dryrun-py-pdf__pypdf2-to-pypdf"]
     assert blocks["dryrun-py-pdf__pypdf2-to-pypdf"] == render_dryrun_block(_dryrun_document())
+
+
+def test_a_grown_frame_s_rule_and_biases_stand_in_its_block_and_its_document() -> None:
+    plain_document = _dryrun_document()
+    assert "draw_rule" not in plain_document.to_json() and "biases" not in plain_document.to_json()
+    assert "How the frame was drawn" not in render_dryrun_block(plain_document)
+    grown = plain_document.model_copy(
+        update={"draw_rule": "every candidate, in order", "biases": ["ranked by relevance", "no size bands"]}
+    )
+    block = render_dryrun_block(grown)
+    assert "How the frame was drawn: every candidate, in order" in block
+    assert "* ranked by relevance\n* no size bands" in block
+    again = DryRunDocument.model_validate_json(grown.to_json())
+    assert again.biases == ["ranked by relevance", "no size bands"] and again.draw_rule == "every candidate, in order"
+
+
+def test_each_committed_real_frame_of_fifty_states_its_rule_and_biases() -> None:
+    from pytest_obelize_bench.measure.frame import load_frame
+
+    for pack in ("gemini__google-generativeai-to-google-genai", "openai__openai-0-to-1", "py-pdf__pypdf2-to-pypdf"):
+        frame = load_frame(PROJECT / "cases" / "dryrun" / pack / "frame.yaml")
+        assert len(frame.repositories) >= 50 and frame.draw_rule and len(frame.biases) >= 4
+        assert len({repo.owner for repo in frame.repositories}) == len(frame.repositories)

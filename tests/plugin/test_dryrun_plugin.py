@@ -96,6 +96,9 @@ def _published_frame(pytester: pytest.Pytester, tmp_path: Path) -> Path:
 
 def test_a_whole_frame_is_published_with_its_block(pytester: pytest.Pytester, tmp_path: Path) -> None:
     frame = _published_frame(pytester, tmp_path)
+    (tmp_path / "docs" / "results").mkdir(parents=True)  # a project with results pages gets them rewritten
+    (pytester.path / "cases").mkdir(exist_ok=True)
+    shutil.copy(PROJECT / "cases" / "cases.yaml", pytester.path / "cases" / "cases.yaml")
     result = _run(pytester, OPENAI, frame, tmp_path, "-n", "2")
     assert result.ret == 0, result.stdout.str()
     document = json.loads(
@@ -117,6 +120,9 @@ def test_a_whole_frame_is_published_with_its_block(pytester: pytest.Pytester, tm
     assert "<!-- dryrun-openai__openai-0-to-1:begin" in block
     assert "| `complete` | 1 | 33.3% [6.1%, 79.2%] |" in block
     assert "| `legacy_version_unsupported` | 1 |" in block
+    page = (tmp_path / "docs" / "results" / "dryrun-openai__openai-0-to-1.md").read_text(encoding="utf-8")
+    assert "o/complete" in page and "o/blocked" in page
+    assert f"results pages: {tmp_path / 'docs' / 'results'}" in result.stdout.str()
 
 
 def test_a_partial_run_of_a_frame_is_never_published(pytester: pytest.Pytester, tmp_path: Path) -> None:
