@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from html import unescape
 from typing import Any
 
 import pytest
@@ -83,13 +84,16 @@ def test_each_comparison_case_page_states_its_summary_rows_and_the_scans(n: int)
         after_arm = {
             arm: Counter((p, k, s) for p, _, k, s in case["findings"].get(arm, [])) for arm in ("obelize", c.agent)
         }
-        scan = table_under(shown, "Key rows and what the scan found")
-        stated = {(row[0], row[1], row[2]): [int(x) for x in row[4:8]] for row in scan.rows}
+        said = section(shown, "Key rows and what the scan found")
+        stated = {}
+        for line in said.splitlines():  # the cells' code spans: the path, then the kind and the symbol
+            spans = [unescape(span) for span in re.findall(r"<code>(.*?)</code>", line)]
+            if line.startswith("| <code>") and len(spans) == 3:
+                stated[(spans[0], spans[1], spans[2])] = [int(x) for x in line.strip("| ").split(" | ")[2:6]]
         expected = {
             t: [want[t], base[t], after_arm["obelize"][t], after_arm[c.agent][t]] for t in set(want) | set(base)
         }
         assert stated == {(p, k, s or ""): v for (p, k, s), v in expected.items()}, case_id
-        said = section(shown, "Key rows and what the scan found")
         assert (f"The scan saw {ours['rows seen']} of the {ours['key rows']} key rows before either arm; obelize "
                 f"cleared {ours['cleared']} of them, the general agent {theirs['cleared']}.") in said  # fmt: skip
 

@@ -87,20 +87,19 @@ def _scan(score: ComparisonScore, case_id: str, key: Case | None, ours: ArmCase,
     found = []
     for triple in sorted(set(wanted) | set(before), key=lambda t: (t[0], t[1], t[2] or "")):
         path, kind, symbol = triple
-        at = ", ".join(str(n) for n in sorted(lines_at.get(triple, []))) or "--"
-        found.append([code(path), code(kind), code(symbol), at, wanted[triple], before[triple],
+        at = ", ".join(str(n) for n in sorted(lines_at.get(triple, [])))
+        where = f"{code(path)} {'line' if ',' not in at else 'lines'} {at}" if at else code(path)
+        found.append([where, f"{code(kind)} {code(symbol)}", wanted[triple], before[triple],
                       after[OBELIZE][triple], after[score.agent][triple]])  # fmt: skip
     intro = (
-        "Counted as the scorer matches them, on (path, kind, symbol), since edits move lines: the key's rows of "
-        "each, and the scan's reports of it on the untouched tree and after each arm. A row with key rows is a "
-        "key row; a key row is cleared when the scan after the arm no longer reports it (a deleted key file "
-        "clears nothing)."
+        "Counted as the scorer matches them, on (path, kind, symbol), since edits move lines: **Key** is the key's "
+        "rows of each, **Before** the scan's reports of it on the untouched tree (at the lines shown), "
+        "**obelize** and **agent** its reports after each arm. A row with a key count is a key row; a key row is "
+        "cleared when the scan after the arm no longer reports it (a deleted key file clears nothing)."
     )
-    header = ["Path", "Kind", "Symbol", "Lines before", "Key rows", "Before", "After obelize", "After the agent"]
+    header = ["Path", "Kind and symbol", "Key", "Before", "obelize", "agent"]
     lines = [intro, ""]
-    lines += (
-        table(header, ["---", "---", "---", "---", "--:", "--:", "--:", "--:"], found, str) if found else ["Nothing."]
-    )
+    lines += table(header, ["---", "---", "--:", "--:", "--:", "--:"], found, str) if found else ["Nothing."]
     lines += [
         "",
         f"The scan saw {ours.seen} of the {ours.key_rows} key rows before either arm; obelize cleared "
