@@ -27,9 +27,13 @@ def text(value: object) -> str:
     return "--" if value is None else str(value)
 
 
-def test_every_published_round_has_its_pages() -> None:
+def test_every_published_round_has_its_pages_drawn_with_the_case_file_it_was_published_from() -> None:
+    """The pages and this test read the project's case file; a round published from another one
+    would be stated against keys it never ran with."""
     assert ROUNDS, "no published round in results/"
     for n in ROUNDS:
+        named = (rr.publication(n).get("case_file") or {}).get("path")
+        assert named in (None, "cases/cases.yaml"), f"round {n} was published from {named}"
         assert sorted(p.stem for p in (PROJECT / "docs" / "results" / f"round-{n}").glob("*.md")) == sorted(
             rr.attempts(n)
         )
