@@ -251,7 +251,12 @@ def test_both_arms_diffs_show_as_text_with_the_key_rows_marked() -> None:
     assert html.count('<span class="hll">') == 2  # obelize's removed import, the agent's removed line 3
     assert html.index("What obelize changed") < html.index("What the general agent changed")
     assert "&lt;script&gt;document.title=" in html
-    assert "The record keeps no diff for this case" in render(comparison_case_page(score, case_id, key))
+    assert "imported from upstream's round 1, which kept no diff" in render(comparison_case_page(score, case_id, key))
+    ours_only = case.model_copy(update={"diffs": {"obelize": ours}, "changes": case.changes[:1]})
+    harnessed = record.model_copy(update={"arm_file_sha256": "a" * 64, "cases": {**record.cases, case_id: ours_only}})
+    page = comparison_case_page(dataclasses.replace(score, record=harnessed), case_id, key)
+    said = "the repository names no licence" if case.changes else "it changed nothing"
+    assert f"No diff is shown: {said}." in page and "What obelize changed" in page
 
 
 def test_no_page_names_a_path_of_this_machine(project: Path, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pytest_obelize_bench.grading.tiers import explain_tier
 from pytest_obelize_bench.report.case_facts import REGRADED, CaseFacts
 from pytest_obelize_bench.report.site.escape import code, cut_lines, fenced, text
 
-__all__ = ["case_page", "marked_lines"]
+__all__ = ["case_page", "licence", "marked_lines"]
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _STATE_WORDS = {
@@ -57,6 +57,11 @@ def marked_lines(diff_lines: Sequence[str], rows: set[tuple[str, int]]) -> list[
                 marked.append(number)
             old += 1
     return marked
+
+
+def licence(spdx: str | None) -> str:
+    """Why a repository's code is not republished, by its licence: the one named, or none recorded."""
+    return f"the licence ({code(spdx)}) does not allow it" if spdx else "the repository names no licence"
 
 
 def _suite(result: SuiteResult) -> str:
@@ -159,7 +164,7 @@ def _patch_missing(facts: CaseFacts) -> str:
             said = f"obelize wrote a patch (`patch_applied` is true), but {_IMPORTED}, which published none."
             return said + _applied(facts)
         case "licence":
-            said = f"The patch is not published: the licence ({code(facts.licence)}) does not allow it."
+            said = f"The patch is not published: {licence(facts.licence)}."
             return said + _applied(facts)
         case _:
             return "The patch was not published (over 1 MiB, or recorded before patches were published)."
@@ -190,7 +195,7 @@ def _tails_missing(facts: CaseFacts) -> str:
         case "imported":
             return f"No log tail: {_IMPORTED}, which published none."
         case "licence":
-            said = f"No log tail is published: the licence ({code(facts.licence)}) does not allow it"
+            said = f"No log tail is published: {licence(facts.licence)}"
             return f"{said} (a log quotes the repository); {_LOGS_KEPT}."
         case _:
             return f"No log tail was published (the round predates them); {_LOGS_KEPT}."

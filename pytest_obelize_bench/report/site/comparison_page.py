@@ -7,7 +7,8 @@ and what its suite did after it. The record keeps, per case, the files each arm 
 scan of the tree before either arm and after each; the scan table counts each (path, kind, symbol)
 as the scorer matches it (edits move lines), with the key's rows of it beside, so the rows a
 summary counts are the rows the page shows. Where the record keeps each arm's diff, it is shown
-with the key rows marked. Pure.
+with the key rows marked; where it does not, the page gives the record's reason (the arm errored or
+changed nothing, the record is upstream's round 1, the licence, the size). Pure.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pytest_obelize_bench.comparison.score import ArmCase, key_triples, scan_tri
 from pytest_obelize_bench.comparison.side_by_side import CASE_COLUMNS, case_cells
 from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.grading.record import SuiteResult
-from pytest_obelize_bench.report.site.case_page import marked_lines
+from pytest_obelize_bench.report.site.case_page import licence, marked_lines
 from pytest_obelize_bench.report.site.escape import code, cut_lines, fenced, text
+from pytest_obelize_bench.tool.evidence_copy import patch_publishable
 
 __all__ = ["comparison_case_page"]
 
@@ -48,17 +50,39 @@ def _suite(suite: SuiteResult | None) -> str:
     return f"`{suite.status}`" + (f" ({', '.join(counts)})" if counts else "")
 
 
-def _diffs(diffs: dict[str, str], rows: set[tuple[str, int]], agent: str) -> list[str]:
+_UPSTREAM = "the record was imported from upstream's round 1, which kept no diff (it names no arm file digest)"
+
+
+def _diff_missing(score: ComparisonScore, case_id: str, arm: str, key: Case | None) -> str:
+    """Why an arm's diff is not on the page, from the record: the true reason, not a list of maybes."""
+    record = score.record
+    case = record.cases[case_id]
+    errored = next((e for e in case.errors if e.arm == arm), None)
+    if errored is not None:
+        return f"the arm errored at step {code(errored.step)}"
+    if not (case.obelize_changes if arm == OBELIZE else case.changes):
+        return "it changed nothing"
+    if record.arm_file_sha256 is None:
+        return _UPSTREAM
+    if key is not None and not patch_publishable(key.license):
+        return licence(key.license)
+    return "its diff is over 256 KiB, and is not kept"
+
+
+def _diffs(score: ComparisonScore, case_id: str, key: Case | None) -> list[str]:
     """Each arm's diff against the pin, the lines at a key row marked; where the record kept none, why."""
-    if not diffs:
-        return ["The record keeps no diff for this case (upstream's round 1 published none, a licence that does "
-                "not allow it, or a diff over 256 KiB)."]  # fmt: skip
+    record, agent = score.record, score.agent
+    diffs = record.cases[case_id].diffs
+    if not diffs and record.arm_file_sha256 is None:
+        return [f"No diff is shown: {_UPSTREAM}."]
+    rows = set() if key is None else {(path, line) for path, line, _ in expected_rows(key)}
     lines = []
     for arm, title in ((OBELIZE, "obelize"), (agent, "the general agent")):
-        diff = diffs.get(arm)
+        # this harness keys the agent's diff by its generic name, whatever the arm file calls it
+        diff = diffs.get(arm) or (diffs.get("general_agent") if arm != OBELIZE else None)
         lines += [f"### What {title} changed", ""]
         if not diff:
-            lines += ["Nothing kept for this arm.", ""]
+            lines += [f"No diff is shown: {_diff_missing(score, case_id, arm, key)}.", ""]
             continue
         shown, note = cut_lines(diff)
         lines += [*fenced(shown, "diff", marked_lines(shown, rows)), *([f"*{text(note)}.*"] if note else []), ""]
@@ -136,8 +160,7 @@ def comparison_case_page(score: ComparisonScore, case_id: str, key: Case | None)
         else ["Neither arm changed a file."]
     )
     lines += ["", "## Key rows and what the scan found", "", *_scan(score, case_id, key, ours, theirs)]
-    rows = set() if key is None else {(path, line) for path, line, _ in expected_rows(key)}
-    lines += ["", "## The diffs, side by side", "", *_diffs(case.diffs, rows, agent)]
+    lines += ["", "## The diffs, side by side", "", *_diffs(score, case_id, key)]
     if case.errors:
         errors = [[code(e.arm), code(e.step), code(e.reason), text(e.detail, 200)] for e in case.errors]
         lines += ["", "## Errors", "", *table(["Arm", "Step", "Reason", "Detail"], ["---"] * 4, errors, str)]
