@@ -24,7 +24,7 @@ from pytest_obelize_bench._util.safe_io import (
     read_untrusted_text,
 )
 from pytest_obelize_bench.casefile.cases import Case, CaseFile
-from pytest_obelize_bench.casefile.reviews import ReviewBook, load_reviews, review_for, reviews_path
+from pytest_obelize_bench.casefile.reviews import ReviewBook, ReviewFileError, load_reviews, review_for, reviews_path
 from pytest_obelize_bench.error_analysis.collected import CollectedFileError, CollectedRound, read_collected
 from pytest_obelize_bench.error_analysis.commands import ERRORS_FOLDER, collected_path
 from pytest_obelize_bench.error_analysis.review import read_review, review_path
@@ -55,41 +55,63 @@ class FolderEvidence:
     misses: Mapping[MissKey, str] = field(default_factory=dict)
 
 
-def _collected(results: Path, n: int) -> CollectedRound | None:
+def _collected(results: Path, n: int, *, lenient: bool) -> CollectedRound | None:
     path = collected_path(results, n)
     if not os.path.lexists(path):
         return None
     try:
         collected = read_collected(path)
     except CollectedFileError as exc:
+        if lenient:
+            return None
         raise EvidenceError(str(exc)) from None
     if collected.round != n:
+        if lenient:
+            return None
         raise EvidenceError(f"{path}: round: is {collected.round}, but the file is round {n}'s")
     return collected
 
 
-def _misses(cases_dir: Path, n: int) -> dict[MissKey, str]:
+def _misses(cases_dir: Path, n: int, *, lenient: bool) -> dict[MissKey, str]:
     path = review_path(cases_dir, n)
     if not os.path.lexists(path):
         return {}
-    return {(m.case, m.path, m.line, m.symbol): m.cause for m in read_review(path).misses}
+    try:
+        return {(m.case, m.path, m.line, m.symbol): m.cause for m in read_review(path).misses}
+    except ReviewFileError:
+        if lenient:
+            return {}
+        raise
 
 
 def folder_evidence(
-    results: Path, case_file: CaseFile, n: int, *, run: str | None, imported: bool, published: bool
+    results: Path,
+    case_file: CaseFile,
+    n: int,
+    *,
+    run: str | None,
+    imported: bool,
+    published: bool,
+    lenient: bool = False,
 ) -> FolderEvidence:
     """Round ``n``'s shared evidence; ``published`` for ``results/round-N/`` itself, whose first
-    attempts the collected file and the reviewer's causes describe."""
-    collected = _collected(results, n) if published else None
+    attempts the collected file and the reviewer's causes describe.
+
+    ``lenient`` is the round's figures' reading: an unreadable error-analysis file is left out
+    rather than costing the round its block (``summarize --check`` names it), and the patch reviews
+    are not read, as the figures take the answers from the regraded records. The pages and ``show``
+    read strictly, so a page never gives a reason that an unreadable file hides.
+    """
+    collected = _collected(results, n, lenient=lenient) if published else None
     return FolderEvidence(
         round=n,
         run=run,
         imported=imported,
         keys=case_file.by_id(),
-        reviews=load_reviews(reviews_path(case_file.path, n)),
+        reviews={} if lenient else load_reviews(reviews_path(case_file.path, n)),
         collected=collected,
         collected_name=None if collected is None else f"results/{ERRORS_FOLDER}/round-{n}.json",
-        misses=_misses(case_file.path.parent, n) if collected is not None else {},
+        misses=_misses(case_file.path.parent, n, lenient=lenient) if collected is not None else {},
     )
 
 
@@ -134,7 +156,7 @@ def attempt_facts(folder: Path, shared: FolderEvidence, record: Record) -> CaseF
     return case_facts(inputs)
 
 
-def published_evidence(results: Path, case_file: CaseFile, n: int) -> FolderEvidence:
+def published_evidence(results: Path, case_file: CaseFile, n: int, *, lenient: bool = False) -> FolderEvidence:
     """The shared evidence of the published round ``n``: its run and kind from its publication note."""
     try:
         note = read_publication(Path(results) / f"round-{n}")
@@ -142,7 +164,7 @@ def published_evidence(results: Path, case_file: CaseFile, n: int) -> FolderEvid
         note = None
     return folder_evidence(
         results, case_file, n, run=None if note is None else note.run,
-        imported=note is not None and note.kind == "imported", published=True,
+        imported=note is not None and note.kind == "imported", published=True, lenient=lenient,
     )  # fmt: skip
 
 

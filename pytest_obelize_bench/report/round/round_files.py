@@ -109,7 +109,7 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
     published = read_published(folder, [case.id for case in case_file.cases])
     # Each record as the pages and ``show`` state it: round 1's records predate ``manifest_reported``,
     # and its collected file counts the pins, so a control's "no pin" is shown rather than assumed.
-    shared = published_evidence(results_dir, case_file, n)
+    shared = published_evidence(results_dir, case_file, n, lenient=True)
     facts = {case_id: attempt_facts(folder, shared, record) for case_id, record in published.records.items()}
     records = {case_id: one.completed for case_id, one in facts.items()}
     earlier = n < case_file.round
