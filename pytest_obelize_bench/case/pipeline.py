@@ -49,8 +49,9 @@ from pytest_obelize_bench.grading.record import (
     SuiteResult,
 )
 from pytest_obelize_bench.grading.tiers import tier
-from pytest_obelize_bench.isolation.elide import public_detail, redact
 from pytest_obelize_bench.isolation.executor import ProcessExecutor
+from pytest_obelize_bench.isolation.machine import this_machine
+from pytest_obelize_bench.isolation.public_text import public_detail, public_text
 from pytest_obelize_bench.isolation.sandbox import provenance_label
 from pytest_obelize_bench.isolation.steps import StepRunner
 from pytest_obelize_bench.isolation.workspace import check_isolation
@@ -270,14 +271,16 @@ def build_record(run: CaseRun) -> Record:
     )
     error = None
     if run.error is not None:
-        detail = public_detail(run.error.detail, run.elider, os.environ.items())
+        detail = public_detail(run.error.detail, run.elider, os.environ.items(), this_machine())
         error = ErrorInfo(step=run.error.step, reason=run.error.reason, detail=detail)
     tool = context.tool
     pack = context.packs.get(case.pack)
     interpreter = run.interpreter
     executable = None
     if interpreter is not None and run.elider is not None:
-        executable = run.elider.text(str(interpreter.executable))
+        # As the case interpreter printed it; a path holds no secret, and an environment value
+        # that is a path's tail (the shell's ``_``, ``.venv/bin/python``) must not hide its name.
+        executable = public_text(str(interpreter.executable), run.elider, (), this_machine())
     provenance = Provenance(
         obelize_version=None if tool is None else tool.version,
         obelize_commit=None if tool is None else tool.commit,
@@ -371,9 +374,9 @@ def _published_beside(run: CaseRun, record: Record) -> dict[str, str] | None:
     if run.workspace is None:
         return None
     steps = [step.name for step in record.steps]
-    elider = run.elider
+    elider, names = run.elider, this_machine()
 
     def public(text: str) -> str:
-        return redact(elider.text(text) if elider is not None else text, os.environ.items())
+        return public_text(text, elider, os.environ.items(), names)
 
     return published_beside(run.tree().logs, run.case.license, steps, public)

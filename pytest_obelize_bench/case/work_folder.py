@@ -2,8 +2,9 @@
 
 All of them get the same isolation: a fresh workspace of their own, the harness's paths labelled
 (``<case>``, ``<logs>``, ``<work>``, ``<repo>``, ``<harness-python>``, ``<harness-uv>``,
-``<uv-cache>``, ``<harness-home>``) so no machine path reaches a record, and a step environment of
-the allow-list plus a HOME of their own. Built once here, so no measurement forgets a label.
+``<uv-cache>``, ``<harness-home>``, and the password database's ``<home>``) so no machine path
+reaches a record, and a step environment of the allow-list plus a HOME of their own. Built once
+here, so no measurement forgets a label.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from pytest_obelize_bench.isolation.elide import Elider
 from pytest_obelize_bench.isolation.executor import step_environment
+from pytest_obelize_bench.isolation.machine import this_machine
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.workspace import Workspace, prepare_workspace
 
@@ -48,6 +50,9 @@ def harness_labels(workspace: Workspace, *, work_root: Path, project_root: Path,
             *[("<uv-cache>", cache) for cache in caches],
             # Last and shortest: the harness's HOME holds pyenv's interpreters and its tools.
             ("<harness-home>", Path.home()),
+            # The user's home as the password database gives it, which a suite can print whatever
+            # HOME it was given; when it is the harness's HOME, that label comes first and stays.
+            *([("<home>", home)] if (home := this_machine().home) else []),
         ]
     )
 

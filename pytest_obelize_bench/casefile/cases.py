@@ -173,6 +173,8 @@ def check_case_file(path: Path | str) -> tuple[CaseFile | None, list[Problem]]:
                 ground_truth=row.ground_truth,
                 review=row.review,
                 retired=row.retired,
+                reviewer=row.reviewer,
+                reviewed_at=row.reviewed_at,
             )
         )
         problems.extend(Problem(rule, f"{path}: case {row.id}: {text}") for rule, text in case_row_problems(row))

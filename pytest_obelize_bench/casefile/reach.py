@@ -23,6 +23,7 @@ __all__ = [
     "ReachListError",
     "parse_reach_list",
     "read_reach_list",
+    "unreachable_pins",
     "unreachable_rows",
 ]
 
@@ -84,11 +85,18 @@ def parse_reach_list(text: str, source: str) -> dict[tuple[str, str], str]:
 def unreachable_rows(cases: Iterable[Case], pins: Mapping[tuple[str, str], str]) -> dict[str, str]:
     """The case ids (cases and controls) whose pin the list names with a state other than packed,
     each with that state as its reason, in id order."""
+    return unreachable_pins(((case.id, case.full_name, case.sha) for case in cases), pins)
+
+
+def unreachable_pins(
+    rows: Iterable[tuple[str, str | None, str | None]], pins: Mapping[tuple[str, str], str]
+) -> dict[str, str]:
+    """``unreachable_rows`` for any rows given as (id, full_name, sha): a frame's repositories too."""
     found = {}
-    for case in cases:
-        if case.full_name is None or case.sha is None:
+    for row_id, full_name, sha in rows:
+        if full_name is None or sha is None:
             continue
-        state = pins.get((case.full_name, case.sha))
+        state = pins.get((full_name, sha))
         if state is not None and state != REACHABLE_STATE:
-            found[case.id] = state
+            found[row_id] = state
     return dict(sorted(found.items()))

@@ -213,6 +213,9 @@ class Case(BaseModel):
     review: Review | None = None
     retired: Retired | None = None
     source: str | None = None
+    #: who wrote the key and when (a corpus case's row; None for fixtures)
+    reviewer: str | None = None
+    reviewed_at: str | None = None
 
     @property
     def pack(self) -> str:

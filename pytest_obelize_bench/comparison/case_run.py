@@ -8,6 +8,7 @@ controller writes ``results/comparison/round-N.json`` only when every dev case r
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,6 +43,8 @@ from pytest_obelize_bench.comparison.rows import (
     dump_comparison,
 )
 from pytest_obelize_bench.comparison.suite_run import run_suites
+from pytest_obelize_bench.isolation.machine import this_machine
+from pytest_obelize_bench.isolation.public_text import public_text
 from pytest_obelize_bench.isolation.workspace import keeps_checkout
 
 
@@ -57,7 +60,10 @@ def _given(ctx: ComparisonContext, blind: Blind, tree: Path, meta: Path, name: s
 
 
 def _error(arm: str, exc: CaseError) -> ArmError:
-    return ArmError(arm=arm, step=exc.step, reason=exc.reason, detail=exc.detail[:300])
+    """The arm's published error; its detail quotes a step's output (its runner labelled the
+    harness's paths), so every other path and the machine's names are labelled too."""
+    detail = public_text(exc.detail, None, os.environ.items(), this_machine())
+    return ArmError(arm=arm, step=exc.step, reason=exc.reason, detail=detail[:300])
 
 
 def run_case(case: Case, ctx: ComparisonContext, *, repeat: bool) -> CaseComparison:

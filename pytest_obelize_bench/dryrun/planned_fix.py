@@ -7,6 +7,7 @@ repository of the frame produced a record, and never for a fixture frame.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -24,6 +25,8 @@ from pytest_obelize_bench.dryrun.outcomes import (
     usage_count,
 )
 from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
+from pytest_obelize_bench.isolation.machine import this_machine
+from pytest_obelize_bench.isolation.public_text import public_text
 from pytest_obelize_bench.measure.frame import Frame, FrameRepository
 from pytest_obelize_bench.measure.measure_publication import write_measurement
 from pytest_obelize_bench.measure.repository_run import (
@@ -106,7 +109,7 @@ def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> 
             run.error = exc
     error = None
     if run.error is not None:
-        detail = run.elider.text(run.error.detail) if run.elider is not None else run.error.detail
+        detail = public_text(run.error.detail, run.elider, os.environ.items(), this_machine())  # quotes a step
         error = f"{run.error.reason}: {run.error.step}: {detail}"
     record = DryRunRecord(
         full_name=repo.full_name, sha=repo.sha, band=repo.band, outcome=facts.pop("outcome", None), error=error, **facts

@@ -8,17 +8,26 @@ the upstream shape and the Gate 1 block, and only for a run that covered the who
 from __future__ import annotations
 
 import json
+import os
 import platform
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_obelize_bench._util.case_error import CaseError
-from pytest_obelize_bench.gate1.labels import AnswerKey
+from pytest_obelize_bench.gate1.labels import AnswerKey, LabelError
 from pytest_obelize_bench.gate1.matching import KeyMatch, match_key, pooled
 from pytest_obelize_bench.gate1.recall_figures import sample_figures
-from pytest_obelize_bench.gate1.scan_document import render_gate1_block
-from pytest_obelize_bench.measure.frame import Frame, FrameRepository
+from pytest_obelize_bench.gate1.scan_document import (
+    gate1_block_name,
+    gate1_name,
+    gate1_scan_path,
+    load_gate1_inputs,
+    render_gate1_block,
+)
+from pytest_obelize_bench.isolation.machine import this_machine
+from pytest_obelize_bench.isolation.public_text import public_text
+from pytest_obelize_bench.measure.frame import Frame, FrameError, FrameRepository
 from pytest_obelize_bench.measure.measure_publication import write_measurement
 from pytest_obelize_bench.measure.repository_run import (
     MeasureContext,
@@ -34,6 +43,7 @@ from pytest_obelize_bench.measure.scanrecord import (
     ScanDocument,
     ScanFinding,
     ScannedRepository,
+    ScanRecordError,
 )
 
 #: Gate 1 was defined for the Gemini pack only (the protocol).
@@ -41,7 +51,8 @@ GATE1_PACK = "gemini/google-generativeai-to-google-genai"
 
 
 def _error_text(run: RepoRun, error: CaseError) -> str:
-    detail = run.elider.text(error.detail) if run.elider is not None else error.detail
+    """The published error: its detail quotes a step's output, so it names nothing of the machine."""
+    detail = public_text(error.detail, run.elider, os.environ.items(), this_machine())
     return f"{error.step}: {error.reason}: {detail}"
 
 
@@ -104,10 +115,20 @@ def scan_unit(
     return record.model_dump_json(), status(record, match), counts
 
 
-def document_of(context: MeasureContext, frame: Frame, records: Mapping[str, ScannedRepository]) -> ScanDocument:
-    """The scan document in the upstream shape, repositories in frame order."""
+def document_of(
+    context: MeasureContext,
+    frame: Frame,
+    records: Mapping[str, ScannedRepository],
+    source: tuple[str, Literal["frame", "cases"]] | None = None,
+    unreachable: Mapping[str, str] | None = None,
+) -> ScanDocument:
+    """The scan document in the upstream shape, repositories in frame order; a Gate 1 measured beside the
+    sample's also names its source and what was out of reach."""
     pack = context.pack_provenance
     return ScanDocument(
+        source=None if source is None else source[0],
+        source_kind=None if source is None else source[1],
+        unreachable=dict(unreachable or {}),
         obelize_version=None if context.tool is None else context.tool.version,
         pack=context.pack,
         pack_sha256=None if pack is None else pack.pack_sha256,
@@ -129,14 +150,26 @@ def publish(
     write_block: bool,
     session: str,
     infrastructure: int,
+    unreachable: Mapping[str, str] | None = None,
+    from_cases: bool = False,
 ) -> list[str]:
-    """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so."""
+    """Write scan.json, its note and (unless told not to) the Gate 1 block; the lines saying so.
+
+    A frame named like the sample's is published as Gate 1 (``results/gate1/``); any other frame, or a
+    case file's cases, beside it under its own name, with the sample's published figures beside its own.
+    """
     results = Path(context.results_dir)
-    document = document_of(context, frame, records)
-    block = ("gate1", render_gate1_block(document, frame, keys, frame_label), "Gate 1 block") if write_block else None
+    name = gate1_name(frame_label)
+    kind: Literal["frame", "cases"] = "cases" if from_cases else "frame"
+    document = document_of(context, frame, records, None if name is None else (frame_label, kind), unreachable)
+    block = None
+    if write_block:
+        baseline = None if name is None else _published_sample(results, Path(context.project_root))
+        text = render_gate1_block(document, frame, keys, frame_label, baseline)
+        block = (gate1_block_name(name), text, "Gate 1 block")
     return write_measurement(
         results,
-        results / "gate1" / "scan.json",
+        gate1_scan_path(results, name),
         document.to_json(),
         measurement="gate1",
         pack=context.pack,
@@ -146,6 +179,18 @@ def publish(
         infrastructure=infrastructure,
         block=block,
     )
+
+
+def _published_sample(results: Path, project_root: Path) -> tuple[ScanDocument, dict[str, AnswerKey]] | None:
+    """The sample's published Gate 1 and its keys, to set a named measurement beside; None when there is none."""
+    scan = gate1_scan_path(results, None)
+    if not scan.is_file():
+        return None
+    try:
+        document, _, keys, _ = load_gate1_inputs(scan, project_root / "cases" / "gate1")
+    except (FrameError, LabelError, ScanRecordError):  # a sample that cannot be read is the render check's to name
+        return None
+    return document, keys
 
 
 def pooled_lines(keys: Mapping[str, AnswerKey], records: Mapping[str, ScannedRepository]) -> list[str]:

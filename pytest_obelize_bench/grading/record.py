@@ -96,7 +96,7 @@ class ErrorInfo(_Model):
     reason: str
     """the error reason: fetch_failed, venv_failed, install_failed, version_mismatch, obelize_failed, timeout, ..."""
     detail: str
-    """the step's output, harness paths labelled and secrets redacted, cut to 200 characters"""
+    """the step's output, secrets redacted, the machine's paths and names labelled, cut to 200 characters"""
 
 
 class StepRecord(_Model):
@@ -134,7 +134,7 @@ class Provenance(_Model):
     python_used: str | None = None
     """the key used (differs under --bench-interpreter=minor)"""
     python_executable: str | None = None
-    """the interpreter's path, harness paths labelled"""
+    """the interpreter's path as it printed it, labelled as a step's output is"""
     python_build: str | None = None
     """its sys.version, which tells two machines' resolutions of one key apart"""
     machine: str | None = None

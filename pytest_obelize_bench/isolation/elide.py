@@ -1,11 +1,15 @@
-"""Replace the harness's own absolute paths by labels, because results are public.
+"""Replace absolute paths by labels, because results are public.
 
 A record may name ``<case>``, ``<logs>``, ``<work>``, ``<repo>`` or ``<harness-python>``, never the
 machine's real paths.  A path can reach text in several spellings: as the harness wrote it, made
 absolute, or resolved through symlinks (a venv's ``sys.executable`` prints the resolved form; on
 macOS ``/var/...`` resolves to ``/private/var/...``).  Every spelling is replaced, and the longest
 first, in one pass: replacing ``/var/x`` before ``/private/var/x`` is what left ``/private<case>``
-in every record the upstream harness published.
+in every record the upstream harness published.  A spelling is replaced only where a path can
+begin and end: ``/root`` is not the start of ``/rootfs``, nor the end of ``/mnt/root``.
+
+What a step printed can name any other path of the machine as well; ``label_other_paths`` shows
+each one left as ``<path>``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,23 @@ LABELS: tuple[str, ...] = (
     "<harness-uv>",
     "<uv-cache>",
     "<harness-home>",
+    "<home>",
 )
+
+#: What an absolute path that no harness label names reads as in public text.
+OTHER_PATH = "<path>"
+
+#: Where an absolute path can begin: at the start of a text, after a space, a quote, ``=``, ``:``, a
+#: comma or an opening bracket, after a short option (``-I/usr/include``) and after ``file://``;
+#: never inside a name or a relative path (``src/app``, ``./x``, ``~/x``), nor right after a label
+#: (``<case>/x``), nor inside a URL's ``//``.
+_PATH_START = r"(?:(?<![\w.~/<>)\]}-])|(?<=\s-[A-Za-z])|(?<=^-[A-Za-z])|(?<=file://))"
+#: Where a spelling ends: not before more of a name (``/root`` is not ``/rootfs`` nor ``/root.bak``;
+#: a full stop that ends a sentence is not part of the path).
+_PATH_END = r"(?![\w.-]*[\w-])"
+#: An absolute path left in a text: from a path's start up to a space, a quote, a bracket, ``<``,
+#: ``>``, ``|``, a comma, ``;`` or ``:`` (``/x/y.py:12:`` keeps its line number).
+_ANY_PATH = re.compile(_PATH_START + r"/[\w.~@+%$-][^\s'\"`,;:()\[\]{}<>|]*")
 
 
 def spellings(path: os.PathLike[str] | str) -> list[str]:
@@ -54,9 +74,8 @@ class Elider:
             for text in spellings(path):
                 table.setdefault(text, label)
         self.replacements: tuple[tuple[str, str], ...] = tuple(sorted(table.items(), key=lambda item: -len(item[0])))
-        self._pattern = (
-            re.compile("|".join(re.escape(text) for text, _ in self.replacements)) if self.replacements else None
-        )
+        alternatives = "|".join(re.escape(text) for text, _ in self.replacements)
+        self._pattern = re.compile(f"{_PATH_START}(?:{alternatives}){_PATH_END}") if self.replacements else None
         self._table = table
 
     def text(self, s: str) -> str:
@@ -70,10 +89,24 @@ class Elider:
         return tuple(self.text(os.fspath(arg)) for arg in seq)
 
 
+def label_other_paths(text: str) -> str:
+    """``text`` with every absolute path not already labelled shown as ``<path>``.
+
+    Run after an ``Elider``: what it labelled (``<case>/src/app.py``) is kept, as is a relative
+    path (``tests/test_app.py``) and a URL (``https://example.org/simple``); a full stop after a
+    path stays, as the end of a sentence.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        path = match.group(0)
+        kept = path.rstrip(".")
+        return OTHER_PATH + path[len(kept) :] if kept != "/" else path
+
+    return _ANY_PATH.sub(replace, text)
+
+
 #: An environment value longer than this is treated as a possible secret in public text.
 SECRET_MIN_CHARS = 9
-#: How long a public error detail may be.
-DETAIL_CHARS = 200
 REDACTED = "<redacted>"
 
 
@@ -88,11 +121,3 @@ def redact(text: str, environ: Iterable[tuple[str, str]], *, min_chars: int = SE
         return text
     pattern = re.compile("|".join(re.escape(value) for value in values))
     return pattern.sub(REDACTED, text)
-
-
-def public_detail(detail: str, elider: Elider | None, environ: Iterable[tuple[str, str]]) -> str:
-    """An error detail fit for a published record: harness paths labelled, secrets hidden, bounded."""
-    text = elider.text(detail) if elider is not None else detail
-    text = redact(text, environ)
-    text = " ".join(text.split())
-    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 3] + "..."

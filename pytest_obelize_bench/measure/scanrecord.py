@@ -8,8 +8,8 @@ Finding rows leave ``bail`` and ``caused_by`` out when they are null, as upstrea
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -73,11 +73,24 @@ class ScanDocument(StrictRow):
     python: str | None
     machine: str | None
     os: str | None
+    #: a Gate 1 measured beside the sample's: what it scanned (a frame or a case file, project-relative), and
+    #: the repositories named out of reach when it started, with why; absent from the sample's document
+    source: str | None = None
+    source_kind: Literal["frame", "cases"] | None = None
+    unreachable: dict[str, str] = Field(default_factory=dict)
     scanned: list[ScannedRepository]
+
+    @property
+    def name(self) -> str | None:
+        """The measurement's name (its source's file stem), or None for the sample's Gate 1."""
+        return None if self.source is None else PurePosixPath(self.source).stem
 
     def to_json(self) -> str:
         """The document with upstream's omissions (null bail/caused_by/path, no null error)."""
         data = self.model_dump()
+        for name in ("source", "source_kind", "unreachable"):
+            if not data[name]:
+                del data[name]
         for repo in data["scanned"]:
             if repo.get("error") is None:
                 repo.pop("error", None)

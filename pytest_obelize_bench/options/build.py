@@ -18,6 +18,7 @@ from pytest_obelize_bench.options.declarations import (
     OPTION_FIXTURES,
     OPTION_FRAME,
     OPTION_GATE1,
+    OPTION_GATE1_CASES,
     OPTION_ROUND,
 )
 from pytest_obelize_bench.options.model import BenchOptions, ComparisonOptions, MeasurementOptions, Mode
@@ -56,6 +57,7 @@ READ_NAMES = (
     OPTION_GATE1,
     OPTION_DRYRUN,
     OPTION_FRAME,
+    OPTION_GATE1_CASES,
     OPTION_COMPARE,
     OPTION_COMPARE_REPEAT,
     "collectonly",
@@ -107,8 +109,11 @@ def build_options(given: Mapping[str, Any]) -> BenchOptions:
     # (session/comparison_kind.py); --bench-round then only names the round.
     mode: Mode | None = "fixtures" if fixtures else "round" if round_number is not None and not comparison else None
     unreachable = given["--bench-unreachable"]
-    if unreachable and mode != "round":
-        raise OptionError("--bench-unreachable names rows of a round's case file; it goes with --bench-round=N alone")
+    if unreachable and mode != "round" and measurement is None:
+        raise OptionError(
+            "--bench-unreachable names rows of a round's case file or a frame; it goes with --bench-round=N, "
+            "--bench-gate1 or --bench-dryrun"
+        )
     return BenchOptions(
         mode=mode,
         round=round_number,
@@ -151,6 +156,11 @@ def build_options(given: Mapping[str, Any]) -> BenchOptions:
 def _measurement(given: Mapping[str, Any], *, fixtures: bool) -> MeasurementOptions | None:
     """Gate 1 or the dry run, alone and with what it needs; None when neither was asked for."""
     gate1, dryrun, frame = given[OPTION_GATE1], given[OPTION_DRYRUN], given[OPTION_FRAME]
+    cases = given[OPTION_GATE1_CASES]
+    if cases and not gate1:
+        raise OptionError(f"{OPTION_GATE1_CASES} goes with --bench-gate1")
+    if cases and frame:
+        raise OptionError(f"{OPTION_GATE1_CASES} names what Gate 1 scans instead of --bench-frame; give one of them")
     if gate1 and dryrun:
         raise OptionError("--bench-gate1 and --bench-dryrun are different runs; give one of them")
     if not (gate1 or dryrun):
@@ -160,7 +170,7 @@ def _measurement(given: Mapping[str, Any], *, fixtures: bool) -> MeasurementOpti
     if given[OPTION_ROUND] is not None or fixtures:
         raise OptionError("--bench-gate1 and --bench-dryrun do not combine with --bench-round or --fixtures-only")
     if gate1:
-        return MeasurementOptions(kind="gate1", pack=None, frame=frame or None)
+        return MeasurementOptions(kind="gate1", pack=None, frame=frame or None, cases=cases or None)
     from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS  # here: only a dry run pays for it
 
     pack = str(dryrun)

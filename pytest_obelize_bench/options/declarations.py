@@ -15,6 +15,7 @@ OPTION_FIXTURES = "--fixtures-only"
 OPTION_GATE1 = "--bench-gate1"
 OPTION_DRYRUN = "--bench-dryrun"
 OPTION_FRAME = "--bench-frame"
+OPTION_GATE1_CASES = "--bench-gate1-cases"
 OPTION_COMPARE = "--bench-compare"
 OPTION_COMPARE_REPEAT = "--bench-compare-repeat"
 #: the frame Gate 1 measures when ``--bench-frame`` names none.
@@ -203,6 +204,12 @@ def _measurement_options(group: pytest.OptionGroup) -> None:
     group.addoption(
         OPTION_FRAME, metavar="FILE", help=f"the frame to measure (default for --bench-gate1: {DEFAULT_GATE1_FRAME})"
     )
+    group.addoption(
+        OPTION_GATE1_CASES,
+        metavar="CASES.yaml",
+        help="with --bench-gate1: scan the repository of every case of a case file instead of a frame and match"
+        " its findings against the case's own key; published beside the sample's Gate 1",
+    )
 
 
 def _comparison_options(group: pytest.OptionGroup) -> None:
@@ -229,6 +236,7 @@ __all__ = [
     "OPTION_FIXTURES",
     "OPTION_FRAME",
     "OPTION_GATE1",
+    "OPTION_GATE1_CASES",
     "OPTION_ROUND",
     "add_options",
 ]

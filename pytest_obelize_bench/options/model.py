@@ -22,6 +22,8 @@ class MeasurementOptions:
     pack: str | None
     #: ``--bench-frame`` as given; None means Gate 1's default frame (a dry run always names one).
     frame: str | None
+    #: ``--bench-gate1-cases``: Gate 1 over the cases of a case file, each matched against its own key.
+    cases: str | None = None
 
 
 @dataclass(frozen=True)

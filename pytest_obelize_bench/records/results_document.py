@@ -164,7 +164,7 @@ def check_document(path: Path, blocks: Mapping[int, str]) -> str | None:
     return None
 
 
-_NAME = re.compile(r"gate1|dryrun-[A-Za-z0-9_.-]+|(?:comparison|history)-round-[1-9][0-9]*")
+_NAME = re.compile(r"gate1(?:-[A-Za-z0-9_.-]+)?|dryrun-[A-Za-z0-9_.-]+|(?:comparison|history)-round-[1-9][0-9]*")
 
 
 def _span(text: str, name: str) -> tuple[int, int] | None:
@@ -180,12 +180,13 @@ def _span(text: str, name: str) -> tuple[int, int] | None:
 
 
 def _order(name: str) -> tuple[int, str, int]:
-    """Gate 1 first, then the dry runs by pack, then the comparisons and the histories by round."""
+    """Gate 1 first (the sample's, then each measured beside it), then the dry runs by pack, then the comparisons
+    and the histories by round."""
     if name.startswith("comparison-round-"):
         return (2, "", int(name.rsplit("-", 1)[1]))
     if name.startswith("history-round-"):
         return (3, "", int(name.rsplit("-", 1)[1]))
-    return (0 if name == "gate1" else 1, name, 0)
+    return (0 if name.startswith("gate1") else 1, "" if name == "gate1" else name, 0)
 
 
 def apply_blocks(text: str, blocks: Mapping[str, str]) -> str:

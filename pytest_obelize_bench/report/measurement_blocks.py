@@ -12,11 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_obelize_bench._util.charts import Chart, RateChart
+from pytest_obelize_bench.casefile.cases import CaseFileError
 from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_charts
 from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
 from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
 from pytest_obelize_bench.gate1.labels import LabelError
-from pytest_obelize_bench.gate1.scan_document import gate1_charts, load_gate1_inputs, render_gate1_block
+from pytest_obelize_bench.gate1.scan_document import (
+    gate1_block_name,
+    gate1_charts,
+    load_gate1_inputs,
+    load_named_gate1_inputs,
+    named_gate1_scans,
+    render_gate1_block,
+)
 from pytest_obelize_bench.measure.frame import FrameError
 from pytest_obelize_bench.measure.measure_publication import (
     dryrun_error_parts,
@@ -48,13 +56,17 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
             if not any(repo.error is None for repo in inputs[0].scanned):
                 raise MeasurementError(f"{scan}: no repository of the frame was scanned; there is no Gate 1 to report")
             blocks["gate1"] = render_gate1_block(*inputs)
+        for named in named_gate1_scans(results_dir):
+            beside, frame, keys, label = load_named_gate1_inputs(named, cases_dir.parent)
+            baseline = (inputs[0], inputs[2]) if scan.is_file() else None
+            blocks[gate1_block_name(beside.name)] = render_gate1_block(beside, frame, keys, label, baseline)
         dryruns = results_dir / "dryrun"
         if dryruns.is_dir():
             for folder in sorted(dryruns.iterdir()):
                 document = folder / DOCUMENT_NAME
                 if document.exists() or document.is_symlink():
                     blocks[f"dryrun-{folder.name}"] = render_dryrun_block(load_dryrun_document(document))
-    except (FrameError, LabelError, ScanRecordError, DryRunRecordError) as exc:
+    except (FrameError, LabelError, ScanRecordError, DryRunRecordError, CaseFileError) as exc:
         raise MeasurementError(str(exc).splitlines()[0]) from None
     return blocks
 
@@ -71,12 +83,15 @@ def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
 
 def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
     scan = Path(results_dir) / "gate1" / "scan.json"
-    if not (scan.exists() or scan.is_symlink()):
-        return []
+    charts: list[RateChart] = []
     try:
-        return gate1_charts(*load_gate1_inputs(scan, Path(cases_dir) / "gate1"))
-    except (FrameError, LabelError, ScanRecordError) as exc:
+        if scan.exists() or scan.is_symlink():
+            charts += gate1_charts(*load_gate1_inputs(scan, Path(cases_dir) / "gate1"))
+        for named in named_gate1_scans(results_dir):
+            charts += gate1_charts(*load_named_gate1_inputs(named, Path(cases_dir).parent))
+    except (FrameError, LabelError, ScanRecordError, CaseFileError) as exc:
         raise MeasurementError(str(exc).splitlines()[0]) from None
+    return charts
 
 
 def measurement_problems(results_dir: Path) -> list[str]:
@@ -84,10 +99,12 @@ def measurement_problems(results_dir: Path) -> list[str]:
     problems: list[str] = half_published(results_dir)
     scan = Path(results_dir) / "gate1" / "scan.json"
     try:
-        if scan.exists() or scan.is_symlink():
-            scanned = load_scan_document(scan).scanned
+        for published in [scan, *named_gate1_scans(Path(results_dir))]:
+            if not (published.exists() or published.is_symlink()):
+                continue
+            scanned = load_scan_document(published).scanned
             errors = {r.full_name: parts for r in scanned if (parts := scan_error_parts(r.error))}
-            problems += note_problems(scan.parent, scan.name, len(infrastructure_repositories(errors)))
+            problems += note_problems(published.parent, published.name, len(infrastructure_repositories(errors)))
         dryruns = Path(results_dir) / "dryrun"
         for folder in sorted(dryruns.iterdir()) if dryruns.is_dir() else []:
             document = folder / DOCUMENT_NAME

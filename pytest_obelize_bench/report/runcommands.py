@@ -144,7 +144,11 @@ def list_runs_report(results: Path, given: Path | None, default: Path, round_num
             else:
                 found = read_run_records(run.folder, [case.id for case in case_file.cases])
                 counts = Counter(record.tier for record in found.records.values())
-                expected = expected_cases(case_file, number) if number == case_file.round else manifest.cases_expected
+                expected = (
+                    expected_cases(case_file, number, manifest.unreachable)
+                    if number == case_file.round
+                    else manifest.cases_expected
+                )
                 reasons = incomplete_reasons(manifest, found.records, expected)
                 state = "complete" if not reasons else "partial"
             published_mark = "  PUBLISHED" if note is not None and note.run == manifest.run else ""
@@ -153,6 +157,10 @@ def list_runs_report(results: Path, given: Path | None, default: Path, round_num
             print(
                 f"round {number}  {manifest.run}  {tools}  {state}  [{tiers or 'no records'}]{published_mark}", file=out
             )
+            if manifest.unreachable:
+                away = sorted(manifest.unreachable)
+                more = f" and {len(away) - 3} more" if len(away) > 3 else ""
+                print(f"  not run, out of reach when it started: {', '.join(away[:3])}{more}", file=out)
             for why in reasons:  # one line each, under the run's own
                 print(f"  partial: {why}", file=out)
             if manifest.regraded_from is not None:

@@ -38,9 +38,17 @@ class MeasureController:
     """The controller's side: collect the records, publish a whole frame, print the figures."""
 
     def __init__(
-        self, config: pytest.Config, context: MeasureContext, frame: Frame, keys: dict[str, AnswerKey], frame_path: Path
+        self,
+        config: pytest.Config,
+        context: MeasureContext,
+        frame: Frame,
+        keys: dict[str, AnswerKey],
+        frame_path: Path,
+        unreachable: dict[str, str] | None = None,
     ) -> None:
         self.config = config
+        #: the frame's repositories ``--bench-unreachable`` named out of reach, with why (not in ``frame``)
+        self.unreachable = dict(unreachable or {})
         self.options = options_of(config)
         self.context = context
         self.frame = frame
@@ -133,6 +141,8 @@ class MeasureController:
                     write_block=write_block,
                     session=run,
                     infrastructure=count,
+                    unreachable=self.unreachable,
+                    from_cases=self.options.measurement is not None and self.options.measurement.cases is not None,
                 )
             else:
                 self.lines += planned_fix.publish(
@@ -151,16 +161,20 @@ class MeasureController:
             self.lines += self._rewrite_site()
 
     def _rewrite_site(self) -> list[str]:
-        """The results pages again, beside the results folder, as a round's publication rewrites them."""
-        from pytest_obelize_bench.casefile.cases import CaseFileError
-        from pytest_obelize_bench.report.site.pages import write_site_beside
+        """The results document's figures and pages again, as ``obelize-bench summarize`` writes them: a new
+        measurement has a chart and a page of its own, stale the moment its document changes."""
+        # the summary's writers: loaded only by a session that publishes, as a round's controller loads them
+        import io
+
+        from pytest_obelize_bench.report.summarize import summarize
         from pytest_obelize_bench.session.startup import option_path
 
         cases = option_path(self.config, self.options.cases, Path(self.config.rootpath))
-        try:
-            return write_site_beside(Path(self.context.results_dir), cases)
-        except (OSError, ValueError, CaseFileError) as exc:
-            return [f"results pages not rewritten: {str(exc).splitlines()[0]}; run `obelize-bench summarize`"]
+        out = io.StringIO()
+        if summarize(Path(self.context.results_dir), cases, check=False, out=out) != 0:
+            reason = (out.getvalue().strip().splitlines() or ["unknown"])[-1]
+            return [f"results figures and pages not rewritten ({reason}); run `obelize-bench summarize`"]
+        return [line for line in out.getvalue().splitlines() if "results pages" in line]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.records and not self.unreadable:
@@ -168,6 +182,12 @@ class MeasureController:
         terminalreporter.write_sep(
             "=", "obelize-bench " + ("gate 1" if self.context.mode == "gate1" else f"dry run {self.context.pack}")
         )
+        if self.unreachable:
+            terminalreporter.write_line(
+                f"not run, out of reach here ({len(self.unreachable)} repositories, --bench-unreachable):"
+            )
+            for name, reason in self.unreachable.items():
+                terminalreporter.write_line(f"  {name}: {reason}")
         for line in sorted(self.counts):
             terminalreporter.write_line(line)
         for line in self.lines:

@@ -71,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     asked = options_of(config).measurement  # checked alone and in pairs when the options were read
     if asked is None:
         return
+    from pytest_obelize_bench.casefile.cases import CaseFileError, load_case_file
+    from pytest_obelize_bench.gate1.case_keys import frame_of_cases
     from pytest_obelize_bench.gate1.labels import LabelError, load_keys
     from pytest_obelize_bench.gate1.scan_repository import GATE1_PACK
     from pytest_obelize_bench.measure.frame import FrameError, load_frame
@@ -79,13 +81,20 @@ def pytest_configure(config: pytest.Config) -> None:
     pack = GATE1_PACK if asked.pack is None else asked.pack
     from pytest_obelize_bench.session.startup import option_path
 
-    frame_path = option_path(config, asked.frame or DEFAULT_GATE1_FRAME, Path(config.rootpath)).resolve()
+    root = Path(config.rootpath)
     try:
-        frame = load_frame(frame_path)
-        labels = frame_path.parent / "labels"
-        keys = load_keys(labels, frame) if mode == "gate1" and labels.is_dir() else {}
-    except (FrameError, LabelError) as exc:
+        if asked.cases is not None:  # Gate 1 over a case file: its cases are the frame, their keys the labels
+            frame_path = option_path(config, asked.cases, root).resolve()
+            frame, keys = frame_of_cases(load_case_file(frame_path), pack)
+        else:
+            frame_path = option_path(config, asked.frame or DEFAULT_GATE1_FRAME, root).resolve()
+            frame = load_frame(frame_path)
+            labels = frame_path.parent / "labels"
+            keys = load_keys(labels, frame) if mode == "gate1" and labels.is_dir() else {}
+    except (FrameError, LabelError, CaseFileError) as exc:
         raise pytest.UsageError("the benchmark cannot start:\n" + "\n".join(exc.problems)) from None
+    frame, unreachable = _within_reach(config, frame, root)
+    keys = {name: key for name, key in keys.items() if name not in unreachable}
     if mode == "dryrun" and frame.pack is not None and frame.pack != pack:
         raise pytest.UsageError(f"{frame_path}: the frame is drawn for {frame.pack}, not {pack}")
     if hasattr(config, "workerinput"):
@@ -98,7 +107,27 @@ def pytest_configure(config: pytest.Config) -> None:
     register_kind(config, FrameKind(config, frame_path, frame, keys, context))
     from pytest_obelize_bench.session.frame_controller import MeasureController
 
-    config.pluginmanager.register(MeasureController(config, context, frame, keys, frame_path), CONTROLLER_NAME)
+    controller = MeasureController(config, context, frame, keys, frame_path, unreachable)
+    config.pluginmanager.register(controller, CONTROLLER_NAME)
+
+
+def _within_reach(config: pytest.Config, frame: Frame, root: Path) -> tuple[Frame, dict[str, str]]:
+    """The frame less the repositories ``--bench-unreachable`` names out of reach, and those, with why."""
+    listed = options_of(config).unreachable
+    if not listed:
+        return frame, {}
+    from pytest_obelize_bench.casefile.reach import ReachListError, read_reach_list, unreachable_pins
+    from pytest_obelize_bench.session.startup import option_path
+
+    try:
+        pins = read_reach_list(option_path(config, listed, root))
+    except ReachListError as exc:
+        raise pytest.UsageError(f"the benchmark cannot start:\n--bench-unreachable: {exc}") from None
+    away = unreachable_pins(((repo.full_name, repo.full_name, repo.sha) for repo in frame.repositories), pins)
+    kept = [repo for repo in frame.repositories if repo.full_name not in away]
+    if not kept:
+        raise pytest.UsageError("--bench-unreachable: every repository of the frame is out of reach; nothing to run")
+    return frame.model_copy(update={"repositories": kept}), away
 
 
 def _build_context(config: pytest.Config, mode: str, pack: str, frame_path: Path, frame: Frame) -> MeasureContext:

@@ -112,7 +112,8 @@ def published_beside(
     (``.diff``) and the tails of the suites' logs (``.tails.json``), only under a licence that lets
     them be published (a log quotes the repository too); bytes that are not UTF-8 read as U+FFFD.
     ``steps`` are the record's step names in order (``NN-<name>.log``); ``public`` labels the
-    harness's paths and hides its secrets in a tail, whose command line (``$ ...``) is left out."""
+    machine's paths and names and hides its secrets in a tail (``isolation/public_text.py``), whose
+    command line (``$ ...``) is left out."""
     if not patch_publishable(license):
         return None
     beside: dict[str, str] = {}

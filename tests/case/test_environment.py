@@ -27,8 +27,9 @@ from pytest_obelize_bench.case.environment import (
     pyenv_interpreter_dirs,
     run_install_commands,
 )
-from pytest_obelize_bench.isolation.elide import DETAIL_CHARS, public_detail
+from pytest_obelize_bench.isolation.machine import MachineNames
 from pytest_obelize_bench.isolation.policy import uv_binary
+from pytest_obelize_bench.isolation.public_text import DETAIL_CHARS, public_detail
 from pytest_obelize_bench.isolation.steps import StepRunner
 from tests.helpers.bytecode import up_to_date
 from tests.helpers.environment_install import HARNESS, HARNESS_BIN, HARNESS_KEY, activate, make_runner, venv_of
@@ -110,7 +111,7 @@ def test_an_exact_key_this_machine_lacks_is_venv_failed_with_the_hint(runner: St
     assert "--bench-interpreter=minor would use a local cpython 3.12 interpreter" in failed.value.detail
     # the hint reaches the record whole, even with the longest key a case file holds
     longest = "cpython-3.12.99-macos-aarch64-none-freethreaded-debug"
-    published = public_detail(failed.value.detail.replace(missing, longest), None, [])
+    published = public_detail(failed.value.detail.replace(missing, longest), None, [], MachineNames())
     assert published.endswith("interpreter instead") and len(published) <= DETAIL_CHARS
     assert [s.name for s in runner.steps] == ["venv"]
     assert "UV_PYTHON_DOWNLOADS" not in runner.env  # set for the venv step only

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import rounds
+from tests.helpers.bench_cli import obelize_bench
 
 pytestmark = pytest.mark.usefixtures("index_uv_cache")
 
@@ -70,6 +71,16 @@ def test_the_run_records_the_row_and_its_reason_and_is_published_whole(named: di
     assert sorted(rounds.read_records(named["round"])) == [REACHED]
 
 
+def test_runs_calls_the_run_complete_and_names_the_row_left_out(named: dict[str, Any]) -> None:
+    code, text = obelize_bench(
+        "runs", "--round", "2", "--cases", named["project"] / "cases" / "cases.yaml", "--results",
+        named["project"] / "results",
+    )  # fmt: skip
+    assert code == 0, text
+    assert "  complete  [unsupported 1]  PUBLISHED" in text
+    assert f"  not run, out of reach when it started: {GONE}" in text
+
+
 def test_the_round_block_says_what_was_measured_and_what_was_not(named: dict[str, Any]) -> None:
     document = (named["project"] / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
     assert "**Measured here: 1 of 2 cases and 0 of 0 negative controls.**" in document
@@ -101,8 +112,9 @@ def test_a_bad_list_stops_the_round_with_one_line(tmp_path: Path) -> None:
     assert not (project / "results").exists()
 
 
-def test_the_list_goes_with_a_round_alone(tmp_path: Path) -> None:
+def test_the_list_goes_with_a_round_or_a_frame(tmp_path: Path) -> None:
     project, pins = _project(tmp_path)
     done = rounds.run_pytest(project, "--fixtures-only", f"--bench-unreachable={pins}")
     assert done.returncode == 4
-    assert "--bench-unreachable names rows of a round's case file; it goes with --bench-round=N alone" in done.stderr
+    expected = "--bench-unreachable names rows of a round's case file or a frame; it goes with --bench-round=N"
+    assert expected in done.stderr

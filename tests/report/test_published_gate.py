@@ -193,8 +193,9 @@ def test_a_symlinked_graded_facts_file_is_one_line_not_a_traceback(tmp_path: Pat
 
     case = load_case_file(PROJECT / "cases" / "cases.yaml").cases[0]
     folder = results / "round-2"
-    (folder / "artefacts").mkdir(parents=True)
+    (folder / "artefacts").mkdir(parents=True, exist_ok=True)  # round 2 is published: its folder may be there
     (folder / f"{case.id}.json").write_text(runs.record(case.id, split=case.split or "dev").to_json(), encoding="utf-8")
+    (folder / "artefacts" / f"{case.id}.json").unlink(missing_ok=True)
     os.symlink(tmp_path / "elsewhere.json", folder / "artefacts" / f"{case.id}.json")
     out = io.StringIO()
     assert summarize(results, PROJECT / "cases" / "cases.yaml", check=check, out=out) == 1

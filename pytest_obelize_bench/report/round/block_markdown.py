@@ -25,6 +25,7 @@ from pytest_obelize_bench.grading.record import TIERS, SuiteResult
 from pytest_obelize_bench.report.repeat_render import render_repeatability
 from pytest_obelize_bench.report.round.case_entries import SPLITS, RoundData
 from pytest_obelize_bench.report.round.figures import ControlRow, Provenance, RateRow, RoundFigures, round_figures
+from pytest_obelize_bench.report.round.measured_scope import measured_scope
 
 __all__ = ["BLOCK_SECTIONS", "BlockSection", "render_round_block", "render_sections"]
 
@@ -80,32 +81,7 @@ def _intro(f: RoundFigures) -> list[str]:
         intro = f"From the case file's keys and the {count} in `results/round-{f.round}/`."
     else:
         intro = f"Not yet run: no record in `results/round-{f.round}/`. The ceiling below is from the keys alone."
-    return [f"### Round {f.round}", "", intro, *_reach_lines(f)]
-
-
-def _reach_lines(f: RoundFigures) -> list[str]:
-    """What the published run measured, and each row it named out of reach when it started, with why."""
-    unreachable = dict((f.publication or {}).get("unreachable") or {})
-    if not unreachable:
-        return []
-    rows = {entry.id: entry for entry in (*f.graded, *f.controls)}
-
-    def measured(entries: Sequence[Any]) -> str:
-        return f"{sum(e.id not in unreachable for e in entries)} of {len(entries)}"
-
-    lines = [
-        "",
-        f"**Measured here: {measured(f.graded)} cases and {measured(f.controls)} negative controls.** "
-        f"The published run named {len(unreachable)} rows out of reach when it started (`--bench-unreachable`); "
-        "they were not run, and every figure below but the ceiling (from the keys alone) counts only the rows "
-        "measured:",
-        "",
-    ]
-    for case, reason in sorted(unreachable.items()):
-        entry = rows.get(case)
-        what = "row" if entry is None else "control" if entry.control else f"case, {entry.split}"
-        lines.append(f"* `{case}` ({what}): {plain(reason)}")
-    return lines
+    return [f"### Round {f.round}", "", intro, *measured_scope(f)]
 
 
 def _overview(f: RoundFigures) -> list[str]:

@@ -75,6 +75,8 @@ def _title(block: str) -> str:
     """A measurement block's page title: ``gate1``, ``dryrun-<pack>``, ``comparison-round-N``, ``history-round-N``."""
     if block == "gate1":
         return "Gate 1"
+    if block.startswith("gate1-"):
+        return f"Gate 1, {block.removeprefix('gate1-')}"
     if block.startswith("dryrun-"):
         return f"Fix dry run, {block.removeprefix('dryrun-').replace('__', '/', 1)}"
     kind, _, number = block.partition("-round-")
