@@ -165,16 +165,58 @@ class KeyCount:
     forbidden: int
 
 
-def gate1_keys() -> dict[str, dict[str, Any]]:
-    folder = PROJECT / "cases" / "gate1" / "labels"
+def _labels(folder: Path, repositories: set[str] | None) -> dict[str, dict[str, Any]]:
     labels = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))]
-    return {label["repository"]: label for label in labels}
+    return {key["repository"]: key for key in labels if repositories is None or key["repository"] in repositories}
 
 
-def gate1_counts() -> dict[str, KeyCount | None]:
-    scanned = {repo["full_name"]: repo for repo in read(RESULTS / "gate1" / "scan.json")["scanned"]}
+def _case_keys(case_file: Path, pack: str) -> dict[str, dict[str, Any]]:
+    """A case file's reviewed cases of ``pack`` as answer keys: the actionable call sites, the pins and
+    ``dynamic`` rows as the other rows, the must-not-report positions."""
+    data = yaml.safe_load(case_file.read_text(encoding="utf-8"))
+    keys = {}
+    for case in data["cases"]:
+        if case.get("retired") or f"{case['provider']}/{case['change']}" != pack or not case.get("sha"):
+            continue
+        if not case.get("reviewer") or not case.get("reviewed_at"):
+            continue
+        truth = case["ground_truth"]
+        sites = truth.get("call_sites") or []
+        keys[case["full_name"]] = {
+            "sha": case["sha"],
+            "call_sites": [r for r in sites if r["kind"] in ACTIONABLE],
+            "expected_other": [{**r, "kind": "manifest"} for r in truth.get("manifests") or []]
+            + [r for r in sites if r["kind"] == "dynamic"],
+            "must_not_report": truth.get("must_not_report") or [],
+        }
+    return keys
+
+
+def gate1_published() -> dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
+    """Each published Gate 1 by its page's stem (``gate1``, ``gate1-<name>``): its scan document and
+    the answer keys of what it names as its source, less the repositories it named out of reach."""
+    folder = RESULTS / "gate1"
+    out = {}
+    if (folder / "scan.json").is_file():
+        out["gate1"] = (read(folder / "scan.json"), _labels(PROJECT / "cases" / "gate1" / "labels", None))
+    for scan in sorted(folder.glob("*/scan.json")):
+        document = read(scan)
+        source = PROJECT / document["source"]
+        if document.get("source_kind") == "cases":
+            keys = _case_keys(source, document["pack"])
+        else:
+            frame = yaml.safe_load(source.read_text(encoding="utf-8"))
+            keys = _labels(source.parent / "labels", {repo["full_name"] for repo in frame["repositories"]})
+        away = set(document.get("unreachable") or {})
+        out[f"gate1-{scan.parent.name}"] = (document, {name: key for name, key in keys.items() if name not in away})
+    return out
+
+
+def gate1_counts(document: dict[str, Any], keys: dict[str, dict[str, Any]]) -> dict[str, KeyCount | None]:
+    """Each key's repository against its scan; None without a usable scan of its pinned commit."""
+    scanned = {repo["full_name"]: repo for repo in document["scanned"]}
     out: dict[str, KeyCount | None] = {}
-    for name, key in gate1_keys().items():
+    for name, key in keys.items():
         repo = scanned.get(name)
         if repo is None or repo.get("error") or repo.get("sha") != key["sha"]:
             out[name] = None
@@ -192,10 +234,6 @@ def gate1_counts() -> dict[str, KeyCount | None]:
             forbidden=sum(1 for row in rows if (row[0], row[1]) in forbidden),
         )  # fmt: skip
     return out
-
-
-def scanned_count() -> int:
-    return len(read(RESULTS / "gate1" / "scan.json")["scanned"])
 
 
 # -- dry runs ------------------------------------------------------------------------------------
@@ -233,8 +271,7 @@ __all__ = [
     "dry_runs",
     "dryrun_outcome",
     "gate1_counts",
-    "gate1_keys",
+    "gate1_published",
     "key_triples",
     "page_path",
-    "scanned_count",
 ]

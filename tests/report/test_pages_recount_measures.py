@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from tests.helpers import recount_measures as rm
-from tests.helpers.page_tables import number, page, section, table_under, tables
+from tests.helpers.page_tables import PAGES, number, page, plain, section, table_under, tables
 from tests.helpers.recount_rounds import keys
 
 COMPARISONS = rm.comparison_rounds()
 DRY_RUNS = sorted(rm.dry_runs())
+GATE1 = sorted(rm.gate1_published())
 ARMS_SHOWN = ("key rows", "rows seen", "cleared", "left", "corrections", "files", "files off the key")
 
 
@@ -100,11 +101,13 @@ def test_each_comparison_case_page_states_its_summary_rows_and_the_scans(n: int)
                 f"cleared {ours['cleared']} of them, the general agent {theirs['cleared']}.") in said  # fmt: skip
 
 
-def test_gate1_counts_each_labelled_repository_from_its_scan_and_key() -> None:
-    counts = rm.gate1_counts()
-    shown = page("gate1.md")
+@pytest.mark.parametrize("stem", GATE1)
+def test_each_gate1_counts_each_labelled_repository_from_its_scan_and_key(stem: str) -> None:
+    document, keys = rm.gate1_published()[stem]
+    counts = rm.gate1_counts(document, keys)
+    shown = page(f"{stem}.md")
     overview = {row[0]: row[1] for row in tables(shown)[0].rows}
-    assert overview["Repositories scanned"] == str(rm.scanned_count())
+    assert overview["Repositories scanned"] == str(len(document["scanned"]))
     usable = {name: one for name, one in counts.items() if one is not None}
     assert overview["Labelled repositories"].startswith(f"{len(usable)} of {len(counts)}")
     stated = table_under(shown, "Precision and recall").by("Repository")
@@ -114,6 +117,7 @@ def test_gate1_counts_each_labelled_repository_from_its_scan_and_key() -> None:
         assert [row["Labelled rows"], row["Findings"], row["TP"], row["FP"], row["Missed"]] == [
             str(one.labelled), str(one.findings), str(one.true_positive), str(fp), str(missed)
         ], name  # fmt: skip
+    assert len(stated) == len(usable) + 1
     total = stated["All labelled"]
     sums = [sum(getattr(one, f) for one in usable.values()) for f in ("labelled", "findings", "true_positive")]
     assert [total["Labelled rows"], total["Findings"], total["TP"]] == [str(v) for v in sums]
@@ -123,8 +127,17 @@ def test_gate1_counts_each_labelled_repository_from_its_scan_and_key() -> None:
         assert [row["Expected, reported"], row["Expected, not reported"], row["Reported, not expected"],
                 row["Forbidden positions reported"]] == [str(one.other_matched), str(one.other_missing),
                 str(one.other_unexpected), str(one.forbidden)], name  # fmt: skip
-    for name, counted in counts.items():
-        repository = page(f"gate1/{name.replace('/', '__')}.md")
+    against = re.search(r"^#### (Against the sample's published Gate 1.*)$", shown, re.MULTILINE)
+    if against is not None:
+        sample = rm.gate1_counts(*rm.gate1_published()["gate1"])
+        for name, before, now, _ in table_under(shown, plain(against.group(1))).rows:
+            for said, side in ((before, sample.get(name)), (now, usable.get(name))):
+                if side is not None:
+                    tp = side.true_positive
+                    assert said == f"{tp} / {side.findings - tp} / {side.labelled - tp}", (name, said)
+    folder = PAGES / stem
+    for name, counted in counts.items() if folder.is_dir() else ():
+        repository = page(f"{stem}/{name.replace('/', '__')}.md")
         if counted is None:
             assert "No usable scan" in repository
             continue
