@@ -167,7 +167,7 @@ def _patch_missing(facts: CaseFacts) -> str:
             said = f"The patch is not published: {licence(facts.licence)}."
             return said + _applied(facts)
         case _:
-            return "The patch was not published (over 1 MiB, or recorded before patches were published)."
+            return "obelize wrote a patch, but none was kept beside the record (one over 1 MiB is not kept)."
 
 
 def _patch(facts: CaseFacts) -> list[str]:
@@ -198,7 +198,7 @@ def _tails_missing(facts: CaseFacts) -> str:
             said = f"No log tail is published: {licence(facts.licence)}"
             return f"{said} (a log quotes the repository); {_LOGS_KEPT}."
         case _:
-            return f"No log tail was published (the round predates them); {_LOGS_KEPT}."
+            return f"No log tail was kept beside the record; {_LOGS_KEPT}."
 
 
 def _tails(facts: CaseFacts) -> list[str]:
@@ -230,7 +230,7 @@ def _review(facts: CaseFacts) -> list[str]:
         case "errored":
             return ["Nothing to review: the case errored before writing a patch."]
         case "no_digest":
-            why = f"{_IMPORTED}, which recorded none" if facts.imported else "the record predates patch digests"
+            why = f"{_IMPORTED}, which recorded none" if facts.imported else "this record names none"
             return [
                 "Not reviewed, and no review can be filed: obelize wrote a patch, but a review answers for one "
                 f"patch digest (`patch_sha256`), and {why}. `human_edits` stays null."
