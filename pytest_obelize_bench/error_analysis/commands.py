@@ -42,6 +42,7 @@ from pytest_obelize_bench.error_analysis.review import (
 from pytest_obelize_bench.error_analysis.states import Analysis, MissKey, analyse
 from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
 from pytest_obelize_bench.grading.record import Record, RecordError, read_round
+from pytest_obelize_bench.records.round_source import round_case_path
 from pytest_obelize_bench.tool.run_documents import MAX_DOCUMENT_BYTES
 
 ERRORS_FOLDER = "errors"
@@ -299,7 +300,8 @@ def check(results_dir: Path, cases_path: Path, rounds: Sequence[int] | None, obe
         print(f"{cases_dir}: no reviewer file (errors-round-N.yaml); nothing to check", file=out)
         return 0
     try:
-        case_file = load_case_file(cases_path)
+        # each round against the case file it was run from (round 3's carries round 2's rows and adds its own)
+        case_files = {number: load_case_file(round_case_path(results_dir, number, cases_path)) for number in numbers}
         references = _checkout_references(Path(obelize)) if obelize is not None else None
     except CaseFileError as exc:
         for line in exc.problems:
@@ -314,7 +316,7 @@ def check(results_dir: Path, cases_path: Path, rounds: Sequence[int] | None, obe
         try:
             if not os.path.lexists(reviewer):
                 raise ErrorsInputError(f"{reviewer}: does not exist; round {number} has no reviewer file")
-            loaded = load_analysis(results_dir, cases_dir, number, case_file.cases)
+            loaded = load_analysis(results_dir, cases_dir, number, case_files[number].cases)
             if loaded is None:
                 raise ErrorsInputError(
                     f"{collected_path(results_dir, number)}: does not exist; "

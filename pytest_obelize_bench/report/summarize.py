@@ -38,6 +38,7 @@ from pytest_obelize_bench.records.results_document import (
     stale_block,
 )
 from pytest_obelize_bench.records.review_drift import drifted_reviews
+from pytest_obelize_bench.records.round_source import round_case_path
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
 from pytest_obelize_bench.report.measurement_blocks import (
     MeasurementError,
@@ -57,13 +58,27 @@ from pytest_obelize_bench.report.round.round_files import (
 from pytest_obelize_bench.report.site.pages import check_site_beside, write_site_beside
 
 
-def _rendered(results_dir: Path, case_file: CaseFile, rounds: Mapping[int, RoundData]) -> dict[int, RoundOutputs]:
+def _rendered(
+    results_dir: Path, case_files: Mapping[int, CaseFile], rounds: Mapping[int, RoundData]
+) -> dict[int, RoundOutputs]:
     """Each round's outputs; a round whose error analysis cannot be read fails the whole summarize."""
-    rendered = {n: round_outputs(results_dir, case_file, data) for n, data in rounds.items()}
+    rendered = {n: round_outputs(results_dir, case_files[n], data) for n, data in rounds.items()}
     for outputs in rendered.values():
         if outputs.errors_problem is not None:
             raise ValueError(outputs.errors_problem)
     return rendered
+
+
+def round_case_files(results_dir: Path, case_file: CaseFile, rounds: Sequence[int]) -> dict[int, CaseFile]:
+    """Each round with the case file it was run from (``records.round_source``), each file loaded once."""
+    loaded = {Path(case_file.path).resolve(): case_file}
+    files = {}
+    for n in rounds:
+        path = round_case_path(results_dir, n, Path(case_file.path)).resolve()
+        if path not in loaded:
+            loaded[path] = load_case_file(path)
+        files[n] = loaded[path]
+    return files
 
 
 def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *, write: bool) -> str | None:
@@ -107,15 +122,16 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     try:
         case_file = load_case_file(case_file_path)
         rounds = rounds_on_disk(results_dir, case_file)
+        files = round_case_files(results_dir, case_file, rounds)
         if not check:
             for n in [n for n in rounds if (results_dir / f"round-{n}").is_dir()]:
                 with holder_lock(results_dir / f"round-{n}" / LOCK_NAME, f"round {n}"):
-                    for line in recover_round(results_dir, case_file, n):
+                    for line in recover_round(results_dir, files[n], n):
                         print(f"obelize-bench summarize: {line}", file=stream)
             for line in recover_measurements(results_dir):
                 print(f"obelize-bench summarize: {line}", file=stream)
-        loaded = {n: read_round_folder(results_dir, case_file, n) for n in rounds}
-        rendered = _rendered(results_dir, case_file, {n: round_.data for n, round_ in loaded.items()})
+        loaded = {n: read_round_folder(results_dir, files[n], n) for n in rounds}
+        rendered = _rendered(results_dir, files, {n: round_.data for n, round_ in loaded.items()})
         blocks = {n: outputs.block for n, outputs in rendered.items()}
         stale = _errors_summaries(results_dir, rendered, write=not check)
         documents = [(path.name, data) for path, data in read_decision_documents(results_dir / "decisions")]
@@ -124,7 +140,11 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         charts.extend(decision_charts(documents))
         histories, history_charts = history_blocks(results_dir, list(rounds))
         charts.extend(history_charts)
-        drifted = drifted_reviews(Path(case_file_path), {n: round_.data.records for n, round_ in loaded.items()})
+        drifted = [
+            problem
+            for n, round_ in loaded.items()
+            for problem in drifted_reviews(Path(files[n].path), {n: round_.data.records})
+        ]
         # A measurement that cannot be rendered has no chart; check_measurements names the problem.
         with contextlib.suppress(MeasurementError):
             charts.extend(measurement_charts(results_dir, Path(case_file_path)))
@@ -180,4 +200,4 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     return 0
 
 
-__all__ = ["summarize"]
+__all__ = ["round_case_files", "summarize"]
