@@ -34,17 +34,42 @@ def read(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+PROJECT_CASES = PROJECT / "cases" / "cases.yaml"
+
+
+def case_file_path(n: int | None = None) -> Path:
+    """The case file round ``n`` was run from: its publication note's, else its newest run's that
+    names one, else the project's (an imported round, or none given)."""
+    if n is None:
+        return PROJECT_CASES
+    folder = RESULTS / f"round-{n}"
+    note = read(folder / "publication.json") if (folder / "publication.json").is_file() else None
+    named = (note.get("case_file") or {}).get("path") if note is not None else None
+    if note is None:
+        for run in sorted((folder / "runs").glob("*/run.json"), reverse=True):
+            named = (read(run).get("case_file") or {}).get("path")
+            if named:
+                break
+    path = Path(named) if named and Path(named).is_absolute() else PROJECT / (named or "")
+    return path if named and path.is_file() else PROJECT_CASES
+
+
 @cache
-def case_file() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((PROJECT / "cases" / "cases.yaml").read_text(encoding="utf-8"))
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     return data
 
 
-@cache
-def keys() -> dict[str, dict[str, Any]]:
-    """Every row of the case file by id; a control's id is its full name with ``__``."""
-    rows = {case["id"]: {**case, "is_control": False} for case in case_file()["cases"]}
-    for control in case_file().get("controls") or []:
+def case_file(n: int | None = None) -> dict[str, Any]:
+    """Round ``n``'s case file, or the project's."""
+    return _load(case_file_path(n))
+
+
+def keys(n: int | None = None) -> dict[str, dict[str, Any]]:
+    """Every row of round ``n``'s case file (the project's without ``n``) by id; a control's id is its
+    full name with ``__``."""
+    rows = {case["id"]: {**case, "is_control": False} for case in case_file(n)["cases"]}
+    for control in case_file(n).get("controls") or []:
         rows[control["full_name"].replace("/", "__")] = {**control, "is_control": True}
     return rows
 
@@ -195,10 +220,10 @@ class Entry:
 def entries(n: int) -> list[Entry]:
     """Round ``n``'s cases: its records, and the case file's every row from the file's own round on."""
     records = {case: found[0].record for case, found in attempts(n).items()}
-    ids = set(records) | (set(keys()) if n >= case_file()["round"] else set())
+    ids = set(records) | (set(keys(n)) if n >= case_file(n)["round"] else set())
     out = []
     for case in sorted(ids):
-        key, record = keys().get(case), records.get(case)
+        key, record = keys(n).get(case), records.get(case)
         control = record["control"] if record else bool(key and key["is_control"])
         split = record.get("split") if record else (None if control or key is None else key.get("split"))
         pattern = tuple(sorted(set((key or {}).get("pattern_key") or ()))) or (f"own:{case}",)
@@ -219,6 +244,7 @@ __all__ = [
     "Evidence",
     "attempts",
     "case_file",
+    "case_file_path",
     "collected",
     "entries",
     "evidence",

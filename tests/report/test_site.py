@@ -289,3 +289,26 @@ def test_each_round_page_holds_its_whole_section_of_the_results_document() -> No
         if f"round-{n}.md" in files:
             assert section in str(files[f"round-{n}.md"]), n
     assert "#### Error analysis" in str(files["round-1.md"])
+
+
+def test_each_round_page_reads_its_keys_from_the_case_file_the_round_was_run_from(tmp_path: Path) -> None:
+    """As the results document does: a round whose publication names another case file is stated
+    against that file's keys, not the project's."""
+    import shutil
+
+    from pytest_obelize_bench.report.site.pages import site_files
+
+    shutil.copytree(PROJECT / "results", tmp_path / "results")
+    shutil.copytree(PROJECT / "cases", tmp_path / "cases")
+    data = yaml.safe_load((tmp_path / "cases" / "cases.yaml").read_text("utf-8"))
+    note_path = tmp_path / "results" / "round-2" / "publication.json"
+    note = json.loads(note_path.read_text("utf-8"))
+    case_id = sorted(note["records"])[0]
+    case = next(c for c in data["cases"] if c["id"] == case_id)
+    case["ground_truth"]["call_sites"][0]["line"] = 9999
+    (tmp_path / "cases" / "cases-other.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    note["case_file"]["path"] = "cases/cases-other.yaml"
+    note_path.write_text(json.dumps(note), encoding="utf-8")
+    files = site_files(tmp_path / "results", tmp_path / "cases" / "cases.yaml")
+    assert "| 9999 |" in str(files[f"round-2/{case_id}.md"])
+    assert "| 9999 |" not in str(files.get(f"round-1/{case_id}.md", ""))

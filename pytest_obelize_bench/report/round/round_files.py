@@ -10,6 +10,7 @@ published records that are not one complete run's) is ``LoadedRound.problems``, 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from pytest_obelize_bench._util.charts import Chart, figures_section
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench._util.strict_model import committed_json
-from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.error_analysis.commands import error_section, error_summary, round_error_figures
 from pytest_obelize_bench.grading.grade import expected_rows
 from pytest_obelize_bench.grading.record import RecordError
@@ -25,6 +26,7 @@ from pytest_obelize_bench.records.evidence import read_round_facts
 from pytest_obelize_bench.records.publication_note import expected_cases, publication_problems, read_publication
 from pytest_obelize_bench.records.published import JOURNAL_NAME, SUMMARY_NAME, read_published
 from pytest_obelize_bench.records.results_document import DOCUMENT_NAME, render_document
+from pytest_obelize_bench.records.round_source import round_case_path
 from pytest_obelize_bench.report.case_reading import attempt_facts, published_evidence
 from pytest_obelize_bench.report.chart_files import write_figures
 from pytest_obelize_bench.report.round.block_markdown import render_sections
@@ -76,6 +78,18 @@ def round_block_with_figures(figures: RoundFigures) -> tuple[str, list[Chart]]:
     section = figures_section(charts)
     block = render_sections(figures)
     return (block.rstrip("\n") + "\n" + "\n".join(section) + "\n" if section else block), charts
+
+
+def round_case_files(results_dir: Path, case_file: CaseFile, rounds: Sequence[int]) -> dict[int, CaseFile]:
+    """Each round with the case file it was run from (``records.round_source``), each file loaded once."""
+    loaded = {Path(case_file.path).resolve(): case_file}
+    files = {}
+    for n in rounds:
+        path = round_case_path(results_dir, n, Path(case_file.path)).resolve()
+        if path not in loaded:
+            loaded[path] = load_case_file(path)
+        files[n] = loaded[path]
+    return files
 
 
 def rounds_on_disk(results_dir: Path, case_file: CaseFile) -> list[int]:
@@ -173,6 +187,7 @@ __all__ = [
     "load_round",
     "read_round_folder",
     "round_block_with_figures",
+    "round_case_files",
     "round_outputs",
     "rounds_on_disk",
     "write_round_outputs",

@@ -1,7 +1,8 @@
 """``docs/results/``: the published results as pages of the documentation site.
 
 Generated from ``results/`` alone (records, their graded facts and patches, runs, the measurement
-documents, decisions, histories) and the case file's keys and reviews: an index, a page per round
+documents, decisions, histories) and the keys and reviews of the case file each round was run from
+(``records/round_source.py``, as the results document reads it): an index, a page per round
 (its block, a table of its cases, its runs), a page per case and round (``case_page.py``, from the
 case's facts, ``report/case_facts.py``, which the results document and ``show`` read too), and a
 page per measurement, decision list and history, each the results document's block with its
@@ -27,7 +28,12 @@ from pytest_obelize_bench.records.evidence import read_decision_documents
 from pytest_obelize_bench.records.runs import list_runs
 from pytest_obelize_bench.report.case_reading import round_case_facts
 from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
-from pytest_obelize_bench.report.round.round_files import read_round_folder, round_outputs, rounds_on_disk
+from pytest_obelize_bench.report.round.round_files import (
+    read_round_folder,
+    round_case_files,
+    round_outputs,
+    rounds_on_disk,
+)
 from pytest_obelize_bench.report.site.case_page import case_page
 from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
 from pytest_obelize_bench.report.site.escape import code, text
@@ -182,14 +188,16 @@ def site_files(results: Path, cases_path: Path) -> dict[str, str | bytes]:
     results, cases_path = Path(results), Path(cases_path)
     case_file = load_case_file(cases_path)
     rounds = [n for n in rounds_on_disk(results, case_file) if (results / f"round-{n}").is_dir()]
+    # each round with the case file it was run from, as the results document reads it
+    own = round_case_files(results, case_file, rounds)
     files: dict[str, str | bytes] = {}
     index = ["# Results", "", "Every page here is generated from `results/` by `obelize-bench docs`; edit the data,"]
     index += ["never a page.", ""]
     index += ["## Rounds", ""]
     for n in rounds:
-        page, run = _round_page(results, case_file, n)
+        page, run = _round_page(results, own[n], n)
         files[f"round-{n}.md"] = page
-        files.update(_case_pages(results, case_file, n))
+        files.update(_case_pages(results, own[n], n))
         index.append(f"* [Round {n}](round-{n}.md)" + (f", published from run {code(run)}" if run else ""))
     measured = _measurement_pages(results, cases_path, rounds)
     if measured:
