@@ -42,7 +42,7 @@ from pytest_obelize_bench.error_analysis.review import (
 from pytest_obelize_bench.error_analysis.states import Analysis, MissKey, analyse
 from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
 from pytest_obelize_bench.grading.record import Record, RecordError, read_round
-from pytest_obelize_bench.records.round_source import round_case_path
+from pytest_obelize_bench.records.runref import round_case_path
 from pytest_obelize_bench.tool.run_documents import MAX_DOCUMENT_BYTES
 
 ERRORS_FOLDER = "errors"

@@ -164,7 +164,7 @@ def check_document(path: Path, blocks: Mapping[int, str]) -> str | None:
     return None
 
 
-_NAME = re.compile(r"gate1(?:-[A-Za-z0-9_.-]+)?|dryrun-[A-Za-z0-9_.-]+|(?:comparison|history)-round-[1-9][0-9]*")
+_NAME = re.compile(r"glance|gate1(?:-[A-Za-z0-9_.-]+)?|dryrun-[A-Za-z0-9_.-]+|(?:comparison|history)-round-[1-9][0-9]*")
 
 
 def _span(text: str, name: str) -> tuple[int, int] | None:
@@ -201,6 +201,19 @@ def apply_blocks(text: str, blocks: Mapping[str, str]) -> str:
         else:
             text = text[: span[0]] + section + text[span[1] :]
     return text if text.endswith("\n") else text + "\n"
+
+
+def place_first(text: str, name: str, block: str) -> str:
+    """``text`` with the block ``name`` replaced in place, or put before the first generated block (after the
+    hand-written introduction) when absent: the block a reader must meet first, such as the glance."""
+    section = enclose(name, block)
+    span = _span(text, name)
+    if span is not None:
+        return text[: span[0]] + section + text[span[1] :]
+    first = re.search(r"^<!-- [A-Za-z0-9_.-]+:begin", text, re.MULTILINE)
+    if first is None:
+        return text.rstrip("\n") + "\n\n" + section + "\n"
+    return text[: first.start()] + section + "\n\n" + text[first.start() :]
 
 
 def stale_block(text: str, blocks: Mapping[str, str]) -> str | None:

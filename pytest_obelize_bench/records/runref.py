@@ -84,6 +84,26 @@ def published_case_file(results: Path, round_number: int) -> CaseFileRef | None:
     return None if note is None else note.case_file
 
 
+def round_case_path(results: Path, round_number: int, default: Path) -> Path:
+    """The case file round ``round_number`` of ``results`` was published or run from: its publication's
+    (``published_case_file``), else the newest of its runs that names one; ``default`` for a round that
+    names none (imported, or not run yet) or names one that is no longer there.
+
+    A results folder can hold rounds of more than one case file (round 3's carries round 2's rows and
+    adds its own), so each round is read with its own."""
+    named: CaseFileRef | None = published_case_file(results, round_number)
+    if named is None and not (Path(results) / f"round-{round_number}" / "publication.json").is_file():
+        for folder in sorted(runs_root(results, round_number).glob("*"), reverse=True):
+            try:
+                named = read_manifest(folder).case_file if (folder / MANIFEST_NAME).is_file() else None
+            except RecordError:
+                continue
+            if named is not None:
+                break
+    path = named.resolve(Path(results)) if named is not None else None
+    return path if path is not None and path.is_file() else Path(default)
+
+
 def choose_case_file(
     results: Path, recorded: CaseFileRef | None, given: Path | None, default: Path, what: str
 ) -> tuple[Path, list[str]]:
@@ -100,4 +120,12 @@ def choose_case_file(
     return given, []
 
 
-__all__ = ["RunRef", "choose_case_file", "find_run", "find_run_folder", "published_case_file", "round_numbers"]
+__all__ = [
+    "RunRef",
+    "choose_case_file",
+    "find_run",
+    "find_run_folder",
+    "published_case_file",
+    "round_case_path",
+    "round_numbers",
+]

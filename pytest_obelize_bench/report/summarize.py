@@ -14,7 +14,7 @@ import contextlib
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pytest_obelize_bench._util.charts import Chart
 from pytest_obelize_bench._util.locks import LockBusy, holder_lock
@@ -34,11 +34,14 @@ from pytest_obelize_bench.records.results_document import (
     DOCUMENT_NAME,
     apply_blocks,
     check_document,
+    place_first,
     render_document,
     stale_block,
 )
 from pytest_obelize_bench.records.review_drift import drifted_reviews
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
+from pytest_obelize_bench.report.glance import GLANCE_BLOCK, glance_chart, render_glance
+from pytest_obelize_bench.report.glance_sources import glance_inputs
 from pytest_obelize_bench.report.measurement_blocks import (
     MeasurementError,
     apply_measurements,
@@ -90,6 +93,35 @@ def _stale_derived(document: Path, histories: Mapping[str, str], results_dir: Pa
     return stale or (f"the results pages differ ({site[0]}; {len(site)} in all)" if site else None)
 
 
+def _glance(
+    results_dir: Path,
+    case_file_path: Path,
+    rendered: Mapping[int, RoundOutputs],
+    documents: Sequence[tuple[str, Mapping[str, Any]]],
+) -> tuple[str | None, list[Chart]]:
+    """The glance block and its figure; none when a measurement cannot be read (its own check names it)."""
+    summaries = {n: outputs.summary for n, outputs in rendered.items()}
+    try:
+        inputs = glance_inputs(results_dir, case_file_path.parent, summaries, documents)
+    except MeasurementError:
+        return None, []
+    return render_glance(inputs), [glance_chart(inputs)]
+
+
+def _place_glance(text: str, glance: str | None) -> str:
+    return text if glance is None else place_first(text, GLANCE_BLOCK, glance)
+
+
+def _stale_glance(document: Path, glance: str | None) -> str | None:
+    """None when the glance is in the document as rendered (or cannot be rendered, which another check names)."""
+    if glance is None:
+        return None
+    try:
+        return stale_block(Path(document).read_text(encoding="utf-8"), {GLANCE_BLOCK: glance})
+    except OSError as exc:
+        return f"{document} cannot be read: {exc.strerror or exc}"
+
+
 def _rounds_text(rounds: Sequence[int]) -> str:
     return ("round " if len(rounds) == 1 else "rounds ") + ", ".join(str(n) for n in rounds)
 
@@ -128,6 +160,8 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         charts.extend(decision_charts(documents))
         histories, history_charts = history_blocks(results_dir, list(rounds))
         charts.extend(history_charts)
+        glance_text, glance_charts = _glance(results_dir, Path(case_file_path), rendered, documents)
+        charts.extend(glance_charts)
         drifted = [
             problem
             for n, round_ in loaded.items()
@@ -155,6 +189,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
             or check_decisions(document, decisions)
             or check_measurements(document, results_dir, case_file_path)
             or _stale_derived(document, histories, results_dir, Path(case_file_path))
+            or _stale_glance(document, glance_text)
             or check_figures(results_dir, charts)
         )
         if reason is not None:
@@ -171,7 +206,7 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
         text = apply_measurements(
             with_decisions(render_document(existing, blocks), decisions), results_dir, case_file_path
         )
-        text = apply_blocks(text, histories)
+        text = _place_glance(apply_blocks(text, histories), glance_text)
     except (OSError, ValueError) as exc:
         print(f"obelize-bench summarize: {document}: {exc}", file=stream)
         return 1

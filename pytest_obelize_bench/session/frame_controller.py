@@ -8,6 +8,7 @@ when something was measured and no error is the machine's (unless
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,8 +165,6 @@ class MeasureController:
         """The results document's figures and pages again, as ``obelize-bench summarize`` writes them: a new
         measurement has a chart and a page of its own, stale the moment its document changes."""
         # the summary's writers: loaded only by a session that publishes, as a round's controller loads them
-        import io
-
         from pytest_obelize_bench.report.summarize import summarize
         from pytest_obelize_bench.session.startup import option_path
 

@@ -26,7 +26,7 @@ from pytest_obelize_bench.records.evidence import read_round_facts
 from pytest_obelize_bench.records.publication_note import expected_cases, publication_problems, read_publication
 from pytest_obelize_bench.records.published import JOURNAL_NAME, SUMMARY_NAME, read_published
 from pytest_obelize_bench.records.results_document import DOCUMENT_NAME, render_document
-from pytest_obelize_bench.records.round_source import round_case_path
+from pytest_obelize_bench.records.runref import round_case_path
 from pytest_obelize_bench.report.case_reading import attempt_facts, published_evidence
 from pytest_obelize_bench.report.chart_files import write_figures
 from pytest_obelize_bench.report.round.block_markdown import render_sections
@@ -81,7 +81,7 @@ def round_block_with_figures(figures: RoundFigures) -> tuple[str, list[Chart]]:
 
 
 def round_case_files(results_dir: Path, case_file: CaseFile, rounds: Sequence[int]) -> dict[int, CaseFile]:
-    """Each round with the case file it was run from (``records.round_source``), each file loaded once."""
+    """Each round with the case file it was run from (``records.runref.round_case_path``), each file loaded once."""
     loaded = {Path(case_file.path).resolve(): case_file}
     files = {}
     for n in rounds:

@@ -2,7 +2,7 @@
 
 Generated from ``results/`` alone (records, their graded facts and patches, runs, the measurement
 documents, decisions, histories) and the keys and reviews of the case file each round was run from
-(``records/round_source.py``, as the results document reads it): an index, a page per round
+(``records.runref.round_case_path``, as the results document reads it): an index, a page per round
 (its block, a table of its cases, its runs), a page per case and round (``case_page.py``, from the
 case's facts, ``report/case_facts.py``, which the results document and ``show`` read too), and a
 page per measurement, decision list and history, each the results document's block with its

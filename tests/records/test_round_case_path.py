@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytest_obelize_bench.records.manifest import CaseFileRef, RunManifest, write_manifest
 from pytest_obelize_bench.records.publication_note import Publication
-from pytest_obelize_bench.records.round_source import round_case_path
+from pytest_obelize_bench.records.runref import round_case_path
 
 
 def _files(project: Path, *names: str) -> None:

@@ -1,0 +1,89 @@
+"""What the glance is drawn from, read from ``results/``: every published Gate 1 and dry run, the newest
+decision and each round's release history. The rounds' summaries are the ones ``summarize`` has just
+computed, handed in, never read twice."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, load_dryrun_document
+from pytest_obelize_bench.gate1.matching import pooled
+from pytest_obelize_bench.gate1.scan_document import (
+    key_matches,
+    load_gate1_inputs,
+    load_named_gate1_inputs,
+    named_gate1_scans,
+)
+from pytest_obelize_bench.records.published import HISTORY_NAME, read_bounded_text
+from pytest_obelize_bench.report.glance import GateFigure, GlanceInputs, PackFigure
+
+__all__ = ["glance_inputs"]
+
+
+def _gates(results: Path, cases_dir: Path) -> list[GateFigure]:
+    found = []
+    sample = results / "gate1" / "scan.json"
+    inputs = []
+    if sample.is_file():
+        inputs.append(("sample", load_gate1_inputs(sample, cases_dir / "gate1")))
+    for named in named_gate1_scans(results):
+        loaded = load_named_gate1_inputs(named, cases_dir.parent)
+        inputs.append((str(loaded[0].name), loaded))
+    for name, (document, _, keys, _) in inputs:
+        matches = [match for match in key_matches(document, keys).values() if match is not None]
+        precision, recall = pooled(matches)
+        found.append(GateFigure(name, len(document.scanned), precision, recall, document.obelize_version))
+    return found
+
+
+def _packs(results: Path) -> list[PackFigure]:
+    folder = results / "dryrun"
+    found = []
+    for path in sorted(folder.glob(f"*/{DOCUMENT_NAME}")) if folder.is_dir() else []:
+        document = load_dryrun_document(path)
+        outcomes: Counter[str] = Counter(record.outcome for record in document.records if record.outcome is not None)
+        found.append(PackFigure(document.pack, dict(outcomes), document.obelize_version))
+    return found
+
+
+def _history_step(results: Path, n: int) -> str | None:
+    path = results / f"round-{n}" / HISTORY_NAME
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = json.loads(read_bounded_text(path))
+    steps = data.get("steps") or []
+    if not steps:
+        return None
+    last = steps[-1]
+    failed = ", ".join(f"`{rule}`" for rule in last.get("failed_rules") or []) or "none"
+    return (
+        f"{last['before']} to {last['after']}: {len(last.get('improved') or [])} cases improved, "
+        f"{len(last.get('regressed') or [])} regressed; the gate: **{last['decision']}** (failed rules: {failed})."
+    )
+
+
+def glance_inputs(
+    results: Path,
+    cases_dir: Path,
+    summaries: Mapping[int, Mapping[str, Any]],
+    decisions: Sequence[tuple[str, Mapping[str, Any]]],
+) -> GlanceInputs:
+    """Every source of the glance; a measurement that cannot be read raises as its own block's render does."""
+    results = Path(results)
+    decision = None
+    if decisions:
+        name, document = sorted(decisions, key=lambda item: item[0])[-1]
+        pair = f"{document.get('incumbent')} to {document.get('candidate')}"
+        decision = (name, str(document.get("decision")), pair)
+    steps = {n: step for n in summaries if (step := _history_step(results, n)) is not None}
+    return GlanceInputs(
+        rounds=summaries,
+        gates=_gates(results, Path(cases_dir)),
+        packs=_packs(results),
+        decision=decision,
+        history_steps=steps,
+    )
