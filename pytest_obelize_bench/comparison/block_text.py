@@ -80,7 +80,7 @@ def load_comparison(results_dir: Path, case_file_path: Path, n: int) -> tuple[Co
     return record, review
 
 
-def _scored(results_dir: Path, case_file_path: Path) -> dict[int, ComparisonScore]:
+def scored_comparisons(results_dir: Path, case_file_path: Path) -> dict[int, ComparisonScore]:
     """Every published comparison, scored against the case file, by round."""
     rounds = comparison_rounds(results_dir)
     if not rounds:
@@ -99,14 +99,14 @@ def _scored(results_dir: Path, case_file_path: Path) -> dict[int, ComparisonScor
 
 def comparison_charts(results_dir: Path, case_file_path: Path) -> list[PointChart]:
     """Each published comparison's chart: key rows cleared against runtime, per case and arm."""
-    return [comparison_chart(n, score.scores) for n, score in _scored(results_dir, case_file_path).items()]
+    return [comparison_chart(n, score.scores) for n, score in scored_comparisons(results_dir, case_file_path).items()]
 
 
 def comparison_blocks(results_dir: Path, case_file_path: Path) -> dict[str, str]:
     """Every published comparison's block, by block name, its figure linked at its end."""
     blocks: dict[str, str] = {}
     policy = policy_beside(case_file_path)
-    for n, score in _scored(results_dir, case_file_path).items():
+    for n, score in scored_comparisons(results_dir, case_file_path).items():
         block = render_comparison_block(score, policy)
         section = figures_section([comparison_chart(n, score.scores)])
         blocks[block_name(n)] = block.rstrip("\n") + "\n" + "\n".join(section) + "\n"
@@ -157,4 +157,5 @@ __all__ = [
     "load_comparison",
     "round_facts",
     "run_comparison_command",
+    "scored_comparisons",
 ]

@@ -126,6 +126,9 @@ class ArmCase:
     tier: Tier
     ceiling: str | None
     error: str | None
+    #: whether the arm's tree compiled and what its suite did after it, as scored (a case's page shows them)
+    compiles: bool | None = None
+    tests_after: SuiteResult | None = None
 
 
 def comparison_tier(
@@ -169,6 +172,7 @@ def score_arm(
             corrections=len(key) + arm.rejected, files=len(arm.changed),
             files_off_key=len(set(arm.changed) - key_paths), runtime_seconds=arm.runtime_seconds,
             tier="error", ceiling=ceiling(case, reviewed=None, rules=rules), error=reason,
+            compiles=arm.compiles, tests_after=arm.tests_after,
         )  # fmt: skip
     rows = cleared_rows(key, base, arm.findings, arm.missing_key_files)
     after = arm.tests_after or SuiteResult()
@@ -196,6 +200,8 @@ def score_arm(
         tier=tier,
         ceiling=ceiling(case, reviewed=None, rules=rules),
         error=None,
+        compiles=arm.compiles,
+        tests_after=arm.tests_after,
     )
 
 

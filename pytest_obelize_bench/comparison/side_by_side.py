@@ -15,7 +15,8 @@ def block_name(n: int) -> str:
     return f"comparison-round-{n}"
 
 
-def _seconds(value: float | None) -> str | None:
+def seconds_text(value: float | None) -> str | None:
+    """A runtime as the block shows it: seconds to one place, minutes from two minutes up."""
     if value is None:
         return None
     if value >= 120:
@@ -66,8 +67,8 @@ def _side_by_side(score: ComparisonScore) -> list[str]:
                 t.added,
                 f"{t.accuracy.counted('rows', 'repositories')}: {t.accuracy.format()}",
                 t.corrections,
-                _seconds(t.runtime_total),
-                _seconds(t.runtime_median),
+                seconds_text(t.runtime_total),
+                seconds_text(t.runtime_median),
             ]
         )
     header = [
@@ -129,7 +130,13 @@ def _tiers(score: ComparisonScore) -> list[str]:
     ]
 
 
-def _case_row(arm: str, one: ArmCase) -> list[object]:
+#: The block's per-case columns, whose cells ``case_cells`` gives; a case's page shows the same.
+CASE_COLUMNS = ("case", "arm", "key rows", "rows seen", "cleared", "left", "corrections", "files",
+                "files off the key", "runtime", "tier", "ceiling")  # fmt: skip
+
+
+def case_cells(arm: str, one: ArmCase) -> list[object]:
+    """One arm's row of the per-case table, a cell per ``CASE_COLUMNS``."""
     tier = f"`{one.tier}`" + (f" ({one.error})" if one.error else "")
     return [
         one.case,
@@ -141,7 +148,7 @@ def _case_row(arm: str, one: ArmCase) -> list[object]:
         one.corrections,
         one.files,
         one.files_off_key,
-        _seconds(one.runtime_seconds),
+        seconds_text(one.runtime_seconds),
         tier,
         one.ceiling or "`verified_success`",
     ]
@@ -151,21 +158,8 @@ def _per_case(score: ComparisonScore) -> list[str]:
     rows = []
     for index in range(len(score.scores[OBELIZE])):
         for arm in (score.agent, OBELIZE):
-            rows.append(_case_row(arm, score.scores[arm][index]))
-    header = [
-        "case",
-        "arm",
-        "key rows",
-        "rows seen",
-        "cleared",
-        "left",
-        "corrections",
-        "files",
-        "files off the key",
-        "runtime",
-        "tier",
-        "ceiling",
-    ]
+            rows.append(case_cells(arm, score.scores[arm][index]))
+    header = list(CASE_COLUMNS)
     return [
         "#### Every case",
         "",
@@ -244,4 +238,4 @@ def render_comparison_block(score: ComparisonScore, policy: Policy) -> str:
     return "\n".join(parts) + "\n"
 
 
-__all__ = ["block_name", "render_comparison_block"]
+__all__ = ["CASE_COLUMNS", "block_name", "case_cells", "render_comparison_block", "seconds_text"]

@@ -4,7 +4,9 @@ A round's run folders live in temporary checkouts the next round overwrites, so 
 analysis needs is committed once per round in this file and never edited by hand. The model is
 strict (unknown fields are refused) and has the upstream harness's shape, so both published
 versions of upstream's round-1 file load unchanged. Building a case from graded facts is pure;
-reading a file is bounded and never follows a symlink.
+reading a file is bounded and never follows a symlink. A collected entry also reads back as the
+graded facts grading takes (``graded_facts_of``), so a round whose records carry no graded facts,
+like upstream's round 1, can still be graded row by row from it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pytest_obelize_bench._util.documents import read_document
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, parse_json_object
 from pytest_obelize_bench._util.strict_model import StrictRow, committed_json
 from pytest_obelize_bench._util.validation import problem_text
-from pytest_obelize_bench.grading.graded_facts import Artefacts
+from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 
 #: The version of the collected file's shape; upstream's round-1 files are version 1 too.
 SCHEMA_VERSION: Literal[1] = 1
@@ -133,6 +135,33 @@ def collect_case(artefacts: Artefacts, source: str) -> CollectedCase:
             )
             for w in artefacts.withheld
         ],
+    )
+
+
+def graded_facts_of(case: CollectedCase) -> Artefacts:
+    """The graded facts a collected entry stands for, as far as grading reads them: each applied
+    edit an ``auto`` edit of a file obelize wrote, each finding and withheld row as collected.
+
+    What the collected file does not keep is not invented: no plan edit that did not land, no
+    token counts (no model was consulted), and one edit per position where the plan may have had
+    two, so ``false_positive_edit`` can only be smaller than the record's.
+    """
+    return Artefacts(
+        findings=tuple(
+            Finding(f.path, f.line, f.kind, f.symbol, f.scan_status, f.bail, f.confidence_reason) for f in case.findings
+        ),
+        edits=tuple(PlanEdit(path, line, "auto", None, None) for path, line in case.applied),
+        written=tuple(sorted({path for path, _ in case.applied})),
+        withheld=tuple(
+            Withheld(w.path, w.line, w.symbol, w.bail, None if w.caused_by is None else tuple(w.caused_by))
+            for w in case.withheld
+        ),
+        exit_code=case.exit_code,
+        model_used=False,
+        llm_tokens_in=None,
+        llm_tokens_out=None,
+        llm_cost_usd=None,
+        run_id=case.run_id,
     )
 
 

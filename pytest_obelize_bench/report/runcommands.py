@@ -15,12 +15,11 @@ from typing import TextIO
 from pytest_obelize_bench._util.locks import LockBusy, holder_lock
 from pytest_obelize_bench.casefile.cases import Case, CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.casefile.promotion_policy import policy_beside
-from pytest_obelize_bench.grading.graded_facts import artefacts_from_json
 from pytest_obelize_bench.grading.record import TIERS, RecordError
 from pytest_obelize_bench.isolation.workspace import default_work_root
 from pytest_obelize_bench.promotion.history_report import run_history
 from pytest_obelize_bench.records.publication_note import expected_cases, read_publication
-from pytest_obelize_bench.records.published import LOCK_NAME, read_bounded_text, read_case_record, read_published
+from pytest_obelize_bench.records.published import LOCK_NAME, read_case_record, read_published
 from pytest_obelize_bench.records.regrade import regrade_round
 from pytest_obelize_bench.records.reruns import run_attempts
 from pytest_obelize_bench.records.runref import (
@@ -38,6 +37,7 @@ from pytest_obelize_bench.records.runs import (
     resolve_portable,
     tampered,
 )
+from pytest_obelize_bench.report.case_reading import attempt_facts, folder_evidence, published_evidence
 from pytest_obelize_bench.report.round.case_entries import RoundData
 from pytest_obelize_bench.report.round.publish_round import publish_held, publish_round, recover_round
 from pytest_obelize_bench.report.round.round_files import load_round
@@ -246,20 +246,23 @@ def show(
     except RecordError as exc:
         print(f"obelize-bench show: {str(exc).splitlines()[0]}", file=out)
         return 2
-    artefacts = None
-    facts = folder / "artefacts" / f"{case_id}.json"
-    if facts.is_file() and not facts.is_symlink():
-        try:
-            artefacts = artefacts_from_json(read_bounded_text(facts, 5 << 20), str(facts))
-        except Exception as exc:
-            print(f"obelize-bench show: {facts}: {exc}", file=out)
+    try:
+        if run is None:
+            shared = published_evidence(results, case_file, number)
+        else:
+            imported = run.manifest.kind == IMPORTED_KIND
+            shared = folder_evidence(results, case_file, number, run=run.run_id, imported=imported, published=False)
+        facts = attempt_facts(folder, shared, record)
+    except ValueError as exc:  # planted or malformed evidence, an unreadable review or error-analysis file
+        print(f"obelize-bench show: {str(exc).splitlines()[0]}", file=out)
+        return 2
     recorded_work = run.manifest.work_root if run is not None else None
     if work:
         root = Path(work).expanduser()
     else:
         root = resolve_portable(recorded_work, results) if recorded_work else default_work_root()
     logs = root / f"round-{number}" / f"{case_id}.logs"
-    data = explain_case(record, case_file.by_id().get(case_id), artefacts, source=source, logs=logs)
+    data = explain_case(facts, source=source, logs=logs)
     print_explanation(data, out, as_json=as_json)
     return 0
 

@@ -39,7 +39,6 @@ from pytest_obelize_bench.records.results_document import (
     stale_block,
 )
 from pytest_obelize_bench.records.review_drift import drifted_reviews
-from pytest_obelize_bench.records.runref import round_case_path
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
 from pytest_obelize_bench.report.glance import GLANCE_BLOCK, glance_chart, render_glance
 from pytest_obelize_bench.report.glance_sources import glance_inputs
@@ -55,6 +54,7 @@ from pytest_obelize_bench.report.round.publish_round import recover_round
 from pytest_obelize_bench.report.round.round_files import (
     RoundOutputs,
     read_round_folder,
+    round_case_files,
     round_outputs,
     rounds_on_disk,
 )
@@ -70,18 +70,6 @@ def _rendered(
         if outputs.errors_problem is not None:
             raise ValueError(outputs.errors_problem)
     return rendered
-
-
-def round_case_files(results_dir: Path, case_file: CaseFile, rounds: Sequence[int]) -> dict[int, CaseFile]:
-    """Each round with the case file it was run from (``records.round_source``), each file loaded once."""
-    loaded = {Path(case_file.path).resolve(): case_file}
-    files = {}
-    for n in rounds:
-        path = round_case_path(results_dir, n, Path(case_file.path)).resolve()
-        if path not in loaded:
-            loaded[path] = load_case_file(path)
-        files[n] = loaded[path]
-    return files
 
 
 def _errors_summaries(results_dir: Path, outputs: Mapping[int, RoundOutputs], *, write: bool) -> str | None:
@@ -235,4 +223,4 @@ def summarize(results_dir: Path, case_file_path: Path, *, check: bool, out: Text
     return 0
 
 
-__all__ = ["round_case_files", "summarize"]
+__all__ = ["summarize"]

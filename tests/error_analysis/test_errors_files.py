@@ -18,6 +18,7 @@ from pytest_obelize_bench.error_analysis.collected import (
     applied_positions,
     collect_case,
     collected_round,
+    graded_facts_of,
     read_collected,
 )
 from pytest_obelize_bench.error_analysis.review import read_review
@@ -145,6 +146,30 @@ def test_a_case_is_collected_from_its_graded_facts() -> None:
 def test_facts_without_a_run_id_cannot_be_collected() -> None:
     with pytest.raises(ValueError, match=r"facts\.json: the graded facts name no run_id"):
         collect_case(artefacts(run_id=None), "facts.json")
+
+
+def test_a_collected_entry_reads_back_as_the_graded_facts_it_was_collected_from() -> None:
+    for case in read_collected(ROUND_1).cases.values():
+        assert collect_case(graded_facts_of(case), "x") == case
+
+
+def test_round_1_records_are_graded_again_from_the_collected_file() -> None:
+    """Upstream's round 1 published no graded facts; its collected file grades every record's
+    counts again, the controls' included."""
+    from pytest_obelize_bench.casefile.cases import load_case_file
+    from pytest_obelize_bench.grading.grade import grade
+    from pytest_obelize_bench.grading.record import SuiteResult, read_round
+
+    keys = load_case_file(PROJECT / "cases" / "cases.yaml").by_id()
+    records = read_round(PROJECT / "results" / "round-1")
+    cases = read_collected(ROUND_1).cases
+    assert set(cases) == set(records)
+    fields = ("detected", "false_positive", "missed_call_site", "unmigrated", "patch_applied", "false_positive_edit")
+    for case_id, case in cases.items():
+        again = grade(keys[case_id], graded_facts_of(case), baseline=SuiteResult(), after=SuiteResult(),
+                      patch_compiles=None, runtime_seconds=None)  # fmt: skip
+        measured = records[case_id].measurements
+        assert [getattr(again, f) for f in fields] == [getattr(measured, f) for f in fields], case_id
 
 
 def test_the_round_lists_distinct_provenance_sorted() -> None:

@@ -18,7 +18,8 @@ from pytest_obelize_bench.casefile.cases import (
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld
 from pytest_obelize_bench.grading.record import ErrorInfo, Measurements, Record, SuiteResult
 from pytest_obelize_bench.grading.tiers import explain_tier, tier
-from pytest_obelize_bench.report.show import forbidden_reports, unmigrated_rows
+from pytest_obelize_bench.report.case_facts import CaseInputs, Forbidden, case_facts
+from pytest_obelize_bench.report.show import unmigrated_rows
 from pytest_obelize_bench.session.junit import rewrite_junit
 from tests.helpers.measurements import verified
 
@@ -84,7 +85,13 @@ def test_unmigrated_rows_say_what_withheld_each() -> None:
         llm_tokens_out=None,
         llm_cost_usd=None,
     )
-    rows = unmigrated_rows(key(), artefacts)
+    record = Record(case="c", origin="corpus", control=False, split="dev", measurements=verified(unmigrated=2),
+                    tier="partial")  # fmt: skip
+    facts = case_facts(CaseInputs(round=2, run="r", imported=False, record=record, key=key(), graded_facts=artefacts))
+    assert facts.rows_source == "graded_facts" and facts.state_counts() == {
+        "migrated": 1, "withheld": 1, "derived": 0, "missed": 1,
+    }  # fmt: skip
+    rows = unmigrated_rows(facts)
     assert rows == [
         {"path": "a.py", "line": 5, "symbol": "google.generativeai.configure", "withheld_by": "conditional_binding"},
         {
@@ -94,15 +101,7 @@ def test_unmigrated_rows_say_what_withheld_each() -> None:
             "withheld_by": "no applied edit landed on its line",
         },
     ]
-    assert forbidden_reports(key(), artefacts) == [
-        {
-            "path": "b.py",
-            "line": 2,
-            "kind": "import",
-            "symbol": "google.generativeai",
-            "why_forbidden": "the project's own genai module",
-        }
-    ]
+    assert facts.forbidden == (Forbidden("b.py", 2, "import", "google.generativeai", "the project's own genai module"),)
 
 
 JUNIT = (

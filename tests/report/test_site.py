@@ -196,49 +196,67 @@ def test_the_published_gate1_has_a_page_per_labelled_repository_with_its_rows() 
     assert scan["scanned"]
 
 
-def test_each_compared_case_has_both_arms_side_by_side() -> None:
-    from pytest_obelize_bench.comparison.rows import read_comparison
+def test_each_compared_case_has_both_arms_side_by_side_as_its_summary_counts_them() -> None:
+    from pytest_obelize_bench.comparison.block_text import scored_comparisons
     from pytest_obelize_bench.report.site.pages import site_files
 
     files = site_files(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
-    record = read_comparison(PROJECT / "results" / "comparison" / "round-1.json")
+    score = scored_comparisons(PROJECT / "results", PROJECT / "cases" / "cases.yaml")[1]
+    record = score.record
     assert sorted(n[19:-3] for n in files if n.startswith("comparison-round-1/")) == sorted(record.cases)
     for case_id, case in record.cases.items():
         page = str(files[f"comparison-round-1/{case_id}.md"])
         assert f"(comparison-round-1/{case_id}.md)" in str(files["comparison-round-1.md"])
-        base = {tuple(row) for row in case.findings.get("base", [])}
-        for arm, column in (("obelize", 4), ("general_agent", 5)):
-            left = {tuple(row) for row in case.findings.get(arm, [])}
-            cells = [[c.strip() for c in line.strip("| ").split(" | ")] for line in page.splitlines()]
-            rows = [row for row in cells if len(row) == 6 and row[0].startswith("<code>")]
-            assert sum(row[column] == "still there" for row in rows) == len(base & left), (case_id, arm)
+        cells = {row[0]: row[1:] for row in ([c.strip() for c in line.strip("| ").split(" | ")]
+                                             for line in page.splitlines()) if len(row) == 3}  # fmt: skip
+        ours, theirs = (next(one for one in score.scores[arm] if one.case == case_id)
+                        for arm in ("obelize", score.agent))  # fmt: skip
+        assert cells["files"] == [str(ours.files), str(theirs.files)] == [
+            str(len(case.obelize_changes)), str(len(case.changes))
+        ], case_id  # fmt: skip
+        assert cells["cleared"] == [str(ours.cleared), str(theirs.cleared)], case_id
+        measured = json.loads((PROJECT / "results" / "round-1" / f"{case_id}.json").read_text("utf-8"))["measurements"]
+        compiles = measured["patch_compiles"]  # round 1's comparison record leaves obelize's to the round's record
+        assert cells["runtime"][0] != "--" and cells["compiles"][0] == ("--" if compiles is None else str(compiles))
+        assert f"obelize cleared {ours.cleared} of them, the general agent {theirs.cleared}." in page
+        scan = [row for row in ([c.strip() for c in line.strip("| ").split(" | ")] for line in page.splitlines())
+                if len(row) == 6 and row[0].startswith("<code>")]  # fmt: skip
+        assert sum(int(row[2]) for row in scan) == ours.key_rows, case_id  # every key row, marked
         changed = {c.path for c in case.changes} | {c.path for c in case.obelize_changes}
         assert render(page).count("<tr>") >= 5 + len(changed)
 
 
 def test_both_arms_diffs_show_as_text_with_the_key_rows_marked() -> None:
-    from pytest_obelize_bench.comparison.rows import read_comparison
+    import dataclasses
+
+    from pytest_obelize_bench.casefile.cases import CallSite
+    from pytest_obelize_bench.comparison.block_text import scored_comparisons
     from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
+    from tests.helpers.handbuilt import make_case
     from tests.helpers.site import SCRIPT
 
-    record = read_comparison(PROJECT / "results" / "comparison" / "round-1.json")
+    score = scored_comparisons(PROJECT / "results", PROJECT / "cases" / "cases.yaml")[1]
+    record = score.record
     case_id = sorted(record.cases)[0]
     ours = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n-import google.generativeai\n+from google import genai\n"
     ours += f" {SCRIPT}\n"
     theirs = "--- a/app.py\n+++ b/app.py\n@@ -3,1 +3,1 @@\n-x = '````'\n+x = 1\n"
     case = record.cases[case_id].model_copy(update={"diffs": {"obelize": ours, "general_agent": theirs}})
-    record = record.model_copy(update={"cases": {case_id: case}})
-    html = render(comparison_case_page(record, case_id, {("app.py", 1), ("app.py", 3)}))
+    key = make_case(case_id)
+    rows = [CallSite(path="app.py", line=n, kind="import", symbol="google.generativeai", label="auto") for n in (1, 3)]
+    key = key.model_copy(update={"ground_truth": key.ground_truth.model_copy(update={"call_sites": rows})})
+    with_diffs = dataclasses.replace(score, record=record.model_copy(update={"cases": {**record.cases, case_id: case}}))
+    html = render(comparison_case_page(with_diffs, case_id, key))
     assert not [tag for tag, _ in elements(html) if tag in ("script", "b")]
     assert html.count('<span class="hll">') == 2  # obelize's removed import, the agent's removed line 3
     assert html.index("What obelize changed") < html.index("What the general agent changed")
     assert "&lt;script&gt;document.title=" in html
-    bare = render(
-        comparison_case_page(
-            record.model_copy(update={"cases": {case_id: case.model_copy(update={"diffs": {}})}}), case_id
-        )
-    )
-    assert "The record keeps no diff for this case" in bare
+    assert "imported from upstream's round 1, which kept no diff" in render(comparison_case_page(score, case_id, key))
+    ours_only = case.model_copy(update={"diffs": {"obelize": ours}, "changes": case.changes[:1]})
+    harnessed = record.model_copy(update={"arm_file_sha256": "a" * 64, "cases": {**record.cases, case_id: ours_only}})
+    page = comparison_case_page(dataclasses.replace(score, record=harnessed), case_id, key)
+    said = "the repository names no licence" if case.changes else "it changed nothing"
+    assert f"No diff is shown: {said}." in page and "What obelize changed" in page
 
 
 def test_no_page_names_a_path_of_this_machine(project: Path, tmp_path: Path) -> None:
@@ -256,3 +274,41 @@ def test_no_page_names_a_path_of_this_machine(project: Path, tmp_path: Path) -> 
     for name, page in written.items():
         for needle in (str(tmp_path), "/tmp/", str(Path.home())):
             assert needle not in page, (name, needle)
+
+
+def test_each_round_page_holds_its_whole_section_of_the_results_document() -> None:
+    """The round page calls itself the round's section of the results document: all of it, the
+    error analysis included."""
+    from pytest_obelize_bench.report.site.pages import site_files
+
+    files = site_files(PROJECT / "results", PROJECT / "cases" / "cases.yaml")
+    document = (PROJECT / "results" / "BENCHMARK_RESULTS.md").read_text("utf-8")
+    sections = re.findall(r"^<!-- round-(\d+):begin[^\n]*\n(.*?)\n<!-- round-\1:end -->", document, re.M | re.S)
+    assert sections
+    for n, section in sections:
+        if f"round-{n}.md" in files:
+            assert section in str(files[f"round-{n}.md"]), n
+    assert "#### Error analysis" in str(files["round-1.md"])
+
+
+def test_each_round_page_reads_its_keys_from_the_case_file_the_round_was_run_from(tmp_path: Path) -> None:
+    """As the results document does: a round whose publication names another case file is stated
+    against that file's keys, not the project's."""
+    import shutil
+
+    from pytest_obelize_bench.report.site.pages import site_files
+
+    shutil.copytree(PROJECT / "results", tmp_path / "results")
+    shutil.copytree(PROJECT / "cases", tmp_path / "cases")
+    data = yaml.safe_load((tmp_path / "cases" / "cases.yaml").read_text("utf-8"))
+    note_path = tmp_path / "results" / "round-2" / "publication.json"
+    note = json.loads(note_path.read_text("utf-8"))
+    case_id = sorted(note["records"])[0]
+    case = next(c for c in data["cases"] if c["id"] == case_id)
+    case["ground_truth"]["call_sites"][0]["line"] = 9999
+    (tmp_path / "cases" / "cases-other.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    note["case_file"]["path"] = "cases/cases-other.yaml"
+    note_path.write_text(json.dumps(note), encoding="utf-8")
+    files = site_files(tmp_path / "results", tmp_path / "cases" / "cases.yaml")
+    assert "| 9999 |" in str(files[f"round-2/{case_id}.md"])
+    assert "| 9999 |" not in str(files.get(f"round-1/{case_id}.md", ""))

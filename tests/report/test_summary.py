@@ -273,9 +273,16 @@ def test_round_1_pins_come_from_its_collected_file(tmp_path: Path) -> None:
     )
     assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported is None
     (tmp_path / "errors").mkdir()
-    findings = [{"path": "requirements.txt", "line": 1, "kind": "manifest", "symbol": "google-generativeai"}]
-    (tmp_path / "errors" / "round-1.json").write_text(json.dumps({"cases": {"ctl": {"findings": findings}}}))
-    assert load_round(tmp_path, case_file, 1).records["ctl"].measurements.manifest_reported == 1
+    finding = {"path": "requirements.txt", "line": 1, "kind": "manifest", "symbol": "google-generativeai",
+               "scan_status": "eligible", "bail": None, "confidence_reason": None}  # fmt: skip
+    entry = {"run_id": "r", "exit_code": 0, "applied": [], "findings": [finding], "withheld": []}
+    collected = {"round": 1, "schema_version": 1, "obelize_version": [], "pack_sha256": [], "cases": {"ctl": entry}}
+    (tmp_path / "errors" / "round-1.json").write_text(json.dumps(collected))
+    loaded = load_round(tmp_path, case_file, 1)
+    assert loaded.records["ctl"].measurements.manifest_reported == 1
+    assert loaded.facts["ctl"].held is False and loaded.facts["ctl"].collected_name == "results/errors/round-1.json"
+    held = line_of(section(render_round_block(loaded), "Negative controls"), "| `ctl` |")
+    assert held.endswith("| no, pins counted in `results/errors/round-1.json` |"), held
     assert json.loads((tmp_path / "round-1" / "ctl.json").read_text())["measurements"].get("manifest_reported") is None
 
 

@@ -215,19 +215,8 @@ def _case_section(f: RoundFigures) -> list[str]:
                 m.runtime_seconds,
             )
         )
-    header = [
-        "Case",
-        "Split",
-        "Arm",
-        "Tier",
-        "Detected",
-        "FP",
-        "Missed",
-        "Forbidden reported",
-        "Unmigrated",
-        "Human edits",
-        "Runtime (s)",
-    ]
+    header = ["Case", "Split", "Arm", "Tier", "Detected", "FP", "Missed", "Forbidden reported", "Unmigrated",
+              "Human edits", "Runtime (s)"]  # fmt: skip
     return [*lines, *_table(header, ["---"] * 4 + ["---:"] * 7, rows)]
 
 
@@ -272,7 +261,8 @@ def _held_text(row: ControlRow) -> str:
         if row.errored:
             return "unknown (errored)"
         return "unknown" if row.pins_counted else "unknown (pins not counted)"
-    return "yes" if row.held else "no"
+    said = "yes" if row.held else "no"
+    return f"{said}, pins counted in `{row.pins_from}`" if row.pins_from else said
 
 
 def _control_section(f: RoundFigures) -> list[str]:
@@ -286,6 +276,13 @@ def _control_section(f: RoundFigures) -> list[str]:
     ]
     if not f.control_rows:
         return [*lines, "_No control in this round._"]
+    sources = sorted({row.pins_from for row in f.control_rows if row.pins_from})
+    if sources:
+        named = ", ".join(f"`{source}`" for source in sources)
+        lines[-1:-1] = [
+            "This round's records do not count them, so its error analysis does: the pins are counted",
+            f"in {named}, which lists every finding of every case.",
+        ]
     rows = [
         (
             _code(row.case),

@@ -16,6 +16,7 @@ from pytest_obelize_bench.casefile.cases import Case
 from pytest_obelize_bench.grading.record import Record
 from pytest_obelize_bench.grading.repeatability import SUCCESS, AttemptFacts
 from pytest_obelize_bench.grading.tiers import ceiling
+from pytest_obelize_bench.report.case_facts import CaseFacts
 
 SPLITS = ("dev", "holdout")
 #: The cap shown for a record whose case has no row in the case file (it has no key to read).
@@ -36,6 +37,8 @@ class RoundData:
     #: Every attempt of every case, repeats included (only ``--bench-repeat`` gives more than one).
     attempts: list[AttemptFacts] = field(default_factory=list)
     publication: Mapping[str, Any] | None = field(default=None)
+    #: Each record's facts (``report/case_facts.py``), by case: what the pages and ``show`` state too.
+    facts: Mapping[str, CaseFacts] = field(default_factory=dict)
 
 
 # -- the round's view of each case ----------------------------------------------------------
@@ -51,6 +54,8 @@ class CaseEntry:
     control: bool
     split: str | None
     pattern: tuple[str, ...]
+    #: The record's facts, when the round was read with them.
+    facts: CaseFacts | None = None
 
     @property
     def model_arm(self) -> bool:
@@ -84,7 +89,8 @@ def case_entries(data: RoundData) -> list[CaseEntry]:
         else:
             assert case is not None
             control, split = case.control, case.split
-        entries.append(CaseEntry(case_id, case, record, control, split, _pattern_of(case_id, case)))
+        pattern = _pattern_of(case_id, case)
+        entries.append(CaseEntry(case_id, case, record, control, split, pattern, data.facts.get(case_id)))
     return entries
 
 

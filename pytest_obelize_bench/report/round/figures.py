@@ -163,6 +163,16 @@ class ControlRow:
     errored: bool
     #: Whether the record counts manifest (pin) findings at all.
     pins_counted: bool
+    #: Where the pins were counted when the record does not count them itself (the round's
+    #: collected error analysis, ``results/errors/round-N.json``), or None.
+    pins_from: str | None = None
+
+
+def _pins_from(entry: CaseEntry) -> str | None:
+    facts = entry.facts
+    if facts is None or "manifest_reported" not in facts.filled:
+        return None
+    return facts.collected_name or "the graded facts beside the record"
 
 
 def _control_row(entry: CaseEntry) -> ControlRow:
@@ -178,6 +188,7 @@ def _control_row(entry: CaseEntry) -> ControlRow:
         has_record=record is not None,
         errored=record is not None and record.error is not None,
         pins_counted=m is not None and m.manifest_reported is not None,
+        pins_from=_pins_from(entry),
     )
 
 

@@ -10,22 +10,24 @@ published records that are not one complete run's) is ``LoadedRound.problems``, 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench._util.caps import COLLECTED_ERRORS_BYTES
 from pytest_obelize_bench._util.charts import Chart, figures_section
-from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted_json, write_atomically
+from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench._util.strict_model import committed_json
-from pytest_obelize_bench.casefile.cases import CaseFile
+from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
 from pytest_obelize_bench.error_analysis.commands import error_section, error_summary, round_error_figures
 from pytest_obelize_bench.grading.grade import expected_rows
-from pytest_obelize_bench.grading.record import Record, RecordError
+from pytest_obelize_bench.grading.record import RecordError
 from pytest_obelize_bench.records.evidence import read_round_facts
 from pytest_obelize_bench.records.publication_note import expected_cases, publication_problems, read_publication
 from pytest_obelize_bench.records.published import JOURNAL_NAME, SUMMARY_NAME, read_published
 from pytest_obelize_bench.records.results_document import DOCUMENT_NAME, render_document
+from pytest_obelize_bench.records.runref import round_case_path
+from pytest_obelize_bench.report.case_reading import attempt_facts, published_evidence
 from pytest_obelize_bench.report.chart_files import write_figures
 from pytest_obelize_bench.report.round.block_markdown import render_sections
 from pytest_obelize_bench.report.round.case_entries import RoundData
@@ -70,39 +72,24 @@ def round_outputs(results_dir: Path, case_file: CaseFile, data: RoundData) -> Ro
     )
 
 
-def _with_pin_counts(records: dict[str, Record], collected: Path) -> dict[str, Record]:
-    """Fill ``manifest_reported`` of records that predate it from the round's collected scan rows.
-
-    Round 1's records do not count manifest findings, but its collected file
-    (``results/errors/round-1.json``) lists every finding of every case, so a control's
-    "no pin" can still be shown rather than assumed.  Records on disk are not changed.
-    """
-    missing = [case for case, record in records.items() if record.measurements.manifest_reported is None]
-    if not missing:
-        return records
-    try:
-        rows = read_untrusted_json(collected, COLLECTED_ERRORS_BYTES).get("cases", {})
-    except UntrustedFileError:
-        return records
-    filled = dict(records)
-    for case in missing:
-        row = rows.get(case) if isinstance(rows, dict) else None
-        findings = row.get("findings") if isinstance(row, dict) else None
-        if not isinstance(findings, list) or records[case].error is not None:
-            continue
-        pins = sum(1 for finding in findings if isinstance(finding, dict) and finding.get("kind") == "manifest")
-        record = records[case]
-        measurements = record.measurements.model_copy(update={"manifest_reported": pins})
-        filled[case] = record.model_copy(update={"measurements": measurements})
-    return filled
-
-
 def round_block_with_figures(figures: RoundFigures) -> tuple[str, list[Chart]]:
     """The round's block with its figures section (before any error analysis), and those figures' charts."""
     charts = round_charts(figures)
     section = figures_section(charts)
     block = render_sections(figures)
     return (block.rstrip("\n") + "\n" + "\n".join(section) + "\n" if section else block), charts
+
+
+def round_case_files(results_dir: Path, case_file: CaseFile, rounds: Sequence[int]) -> dict[int, CaseFile]:
+    """Each round with the case file it was run from (``records.runref.round_case_path``), each file loaded once."""
+    loaded = {Path(case_file.path).resolve(): case_file}
+    files = {}
+    for n in rounds:
+        path = round_case_path(results_dir, n, Path(case_file.path)).resolve()
+        if path not in loaded:
+            loaded[path] = load_case_file(path)
+        files[n] = loaded[path]
+    return files
 
 
 def rounds_on_disk(results_dir: Path, case_file: CaseFile) -> list[int]:
@@ -134,7 +121,11 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
     """
     folder = Path(results_dir) / f"round-{n}"
     published = read_published(folder, [case.id for case in case_file.cases])
-    records = _with_pin_counts(published.records, Path(results_dir) / "errors" / f"round-{n}.json")
+    # Each record as the pages and ``show`` state it: round 1's records predate ``manifest_reported``,
+    # and its collected file counts the pins, so a control's "no pin" is shown rather than assumed.
+    shared = published_evidence(results_dir, case_file, n, lenient=True)
+    facts = {case_id: attempt_facts(folder, shared, record) for case_id, record in published.records.items()}
+    records = {case_id: one.completed for case_id, one in facts.items()}
     earlier = n < case_file.round
     cases = [case for case in case_file.cases if case.id in records] if earlier else list(case_file.cases)
     problems = list(published.problems)
@@ -166,7 +157,7 @@ def read_round_folder(results_dir: Path, case_file: CaseFile, n: int) -> LoadedR
     rows = {case.id: 0 if case.control else len(expected_rows(case)) for case in case_file.cases}
     # Hostile evidence (a symlinked or malformed graded-facts file) stops the render in one line.
     attempts = read_round_facts(folder, rows)
-    data = RoundData(round=n, cases=cases, records=records, publication=note, attempts=attempts)
+    data = RoundData(round=n, cases=cases, records=records, publication=note, attempts=attempts, facts=facts)
     return LoadedRound(data, problems, [str(folder / name) for name in published.unknown])
 
 
@@ -196,6 +187,7 @@ __all__ = [
     "load_round",
     "read_round_folder",
     "round_block_with_figures",
+    "round_case_files",
     "round_outputs",
     "rounds_on_disk",
     "write_round_outputs",

@@ -1,8 +1,10 @@
 """``docs/results/``: the published results as pages of the documentation site.
 
 Generated from ``results/`` alone (records, their graded facts and patches, runs, the measurement
-documents, decisions, histories) and the case file's keys and reviews: an index, a page per round
-(its block, a table of its cases, its runs), a page per case and round (``case_page.py``), and a
+documents, decisions, histories) and the keys and reviews of the case file each round was run from
+(``records.runref.round_case_path``, as the results document reads it): an index, a page per round
+(its block, a table of its cases, its runs), a page per case and round (``case_page.py``, from the
+case's facts, ``report/case_facts.py``, which the results document and ``show`` read too), and a
 page per measurement, decision list and history, each the results document's block with its
 figures beside it. ``obelize-bench docs`` writes the folder whole (a file it would not write is
 removed); ``docs --check`` and ``summarize --check`` fail when it differs from a fresh render.
@@ -15,34 +17,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench._util.caps import PATCH_BYTES
 from pytest_obelize_bench._util.markdown import table
-from pytest_obelize_bench._util.safe_io import (
-    UntrustedFileError,
-    parse_json_object,
-    read_untrusted,
-    read_untrusted_text,
-    write_atomically,
-)
+from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, load_case_file
-from pytest_obelize_bench.casefile.reviews import load_reviews, review_for, reviews_path
-from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_rounds, load_comparison
+from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_rounds, scored_comparisons
 from pytest_obelize_bench.gate1.scan_document import key_matches, load_gate1_inputs
-from pytest_obelize_bench.grading.attempts import record_file_name
-from pytest_obelize_bench.grading.grade import expected_rows
-from pytest_obelize_bench.grading.graded_facts import Artefacts
-from pytest_obelize_bench.grading.record import Record, read_round_attempts
 from pytest_obelize_bench.promotion.decision_list import render_decisions
 from pytest_obelize_bench.promotion.history_report import history_blocks
-from pytest_obelize_bench.records.evidence import EvidenceError, read_decision_documents, read_graded_facts
+from pytest_obelize_bench.records.evidence import read_decision_documents
 from pytest_obelize_bench.records.runs import list_runs
+from pytest_obelize_bench.report.case_reading import round_case_facts
 from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
-from pytest_obelize_bench.report.round.figures import round_figures
-from pytest_obelize_bench.report.round.round_files import read_round_folder, round_block_with_figures, rounds_on_disk
-from pytest_obelize_bench.report.site.case_page import CaseEvidence, case_page
+from pytest_obelize_bench.report.round.round_files import (
+    read_round_folder,
+    round_case_files,
+    round_outputs,
+    rounds_on_disk,
+)
+from pytest_obelize_bench.report.site.case_page import case_page
 from pytest_obelize_bench.report.site.comparison_page import comparison_case_page
 from pytest_obelize_bench.report.site.escape import code, text
-from pytest_obelize_bench.tool.evidence_copy import patch_publishable
 
 __all__ = ["SITE_FOLDER", "check_site", "check_site_beside", "site_files", "write_site", "write_site_beside"]
 
@@ -51,73 +45,17 @@ SITE_FOLDER = "results"
 _MARKER = re.compile(r"^<!-- .*-->$")
 
 
-def _read_facts(folder: Path, stem: str) -> Artefacts | None:
-    try:
-        return read_graded_facts(folder / "artefacts", f"{stem}.json")
-    except EvidenceError:
-        return None  # ``summarize --check`` names an unreadable file; a page shows it as not known
+def _case_pages(results: Path, case_file: CaseFile, n: int) -> dict[str, str]:
+    """A page per case of round ``n``, from its facts (``report/case_facts.py``)."""
+    return {f"round-{n}/{case_id}.md": case_page(attempts)
+            for case_id, attempts in round_case_facts(results, case_file, n).items()}  # fmt: skip
 
 
-def _read_patch(folder: Path, stem: str) -> str | None:
-    path = folder / "artefacts" / f"{stem}.diff"
-    try:
-        return read_untrusted(path, PATCH_BYTES).decode("utf-8", errors="replace") if path.is_file() else None
-    except UntrustedFileError:
-        return None
-
-
-def _read_tails(folder: Path, stem: str) -> dict[str, str | None]:
-    """The published tails of an attempt's suite logs (``artefacts/<stem>.tails.json``); none when
-    the round has none or the file is not what the harness writes."""
-    path = folder / "artefacts" / f"{stem}.tails.json"
-    try:
-        data = parse_json_object(read_untrusted_text(path, PATCH_BYTES), str(path)) if path.is_file() else {}
-    except UntrustedFileError:
-        return {}
-    return {phase: value for phase, value in data.items() if phase in ("baseline", "after") and isinstance(value, str)}
-
-
-def _patch_note(record: Record, case_file: CaseFile, imported: bool) -> str:
-    case = case_file.by_id().get(record.case)
-    if imported:
-        return "no patch: the round was imported from another harness, which published none"
-    if case is not None and not patch_publishable(case.license):
-        return f"the patch is not published: the licence ({case.license}) does not allow it"
-    if record.provenance.patch_sha256 is None:
-        return "obelize wrote no patch"
-    return "the patch was not published (over 1 MiB, or recorded before patches were published)"
-
-
-def _case_pages(
-    results: Path, case_file: CaseFile, cases_path: Path, n: int, run: str | None, imported: bool
-) -> dict[str, str]:
-    folder = results / f"round-{n}"
-    reviews = load_reviews(reviews_path(cases_path, n))
-    keys = case_file.by_id()
-    pages = {}
-    for case_id, attempts in sorted(read_round_attempts(folder).items()):
-        stems = {r.attempt_number: record_file_name(case_id, r.attempt).removesuffix(".json") for r in attempts}
-        evidence = CaseEvidence(
-            round=n,
-            run=run,
-            case_id=case_id,
-            key=keys.get(case_id),
-            attempts=attempts,
-            facts={k: _read_facts(folder, stem) for k, stem in stems.items()},
-            patches={k: _read_patch(folder, stem) for k, stem in stems.items()},
-            tails={k: _read_tails(folder, stem) for k, stem in stems.items()},
-            reviews={r.attempt_number: review_for(reviews, case_id, r.provenance.patch_sha256) for r in attempts},
-            patch_note=_patch_note(attempts[0], case_file, imported=imported),
-        )
-        pages[f"round-{n}/{case_id}.md"] = case_page(evidence)
-    return pages
-
-
-def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | None, bool]:
-    """The round's page, the run it was published from and whether that run was imported."""
+def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | None]:
+    """The round's page and the run it was published from."""
     data = read_round_folder(results, case_file, n).data
     run = None if data.publication is None else str(data.publication["run"])
-    block, _ = round_block_with_figures(round_figures(data))
+    block = round_outputs(results, case_file, data).block
     lines = [f"# Round {n}", "", "The round's section of the results document, then each case and each run.", ""]
     lines += [line for line in block.splitlines() if not _MARKER.match(line)]
     rows = []
@@ -126,19 +64,17 @@ def _round_page(results: Path, case_file: CaseFile, n: int) -> tuple[str, str | 
         rows.append([link, text(record.split or "control"), f"`{record.tier}`", text(record.measurements.unmigrated)])
     lines += ["", "## Cases", "", *table(["Case", "Split", "Tier", "Rows unmigrated"], ["---"] * 4, rows, str)]
     runs = []
-    imported = False
     for found, manifest, problem in list_runs(results, n):
         if manifest is None:
             said = str(problem).replace(str(results), "results")  # a page never names this machine's paths
             runs.append([code(found.name), "--", text(said), ""])
             continue
         state = ", ".join(manifest.unfinished()) or ("imported" if manifest.kind == "imported" else "whole")
-        imported = imported or (manifest.run == run and manifest.kind == "imported")
         runs.append([code(manifest.run), text(", ".join(manifest.tools_recorded) or "--"), text(state),
                      "published" if manifest.run == run else ""])  # fmt: skip
     if runs:
         lines += ["", "## Runs", "", *table(["Run", "Tool", "State", ""], ["---"] * 4, runs, str)]
-    return "\n".join(lines) + "\n", run, imported
+    return "\n".join(lines) + "\n", run
 
 
 def _title(block: str) -> str:
@@ -166,14 +102,12 @@ def _measurement_pages(results: Path, cases_path: Path, rounds: list[int]) -> di
     for name, block in sorted(blocks.items()):
         title = _title(name)
         pages[f"{name}.md"] = (title, _block_page(title, block))
-    for n in comparison_rounds(results):
-        record, _ = load_comparison(results, cases_path, n)
+    keys = load_case_file(cases_path).by_id() if comparison_rounds(results) else {}
+    for n, score in scored_comparisons(results, cases_path).items():
         cases = []
-        keys = load_case_file(cases_path).by_id()
-        for case_id in sorted(record.cases):
-            key = keys.get(case_id)
-            rows = set() if key is None else {(path, line) for path, line, _ in expected_rows(key)}
-            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, comparison_case_page(record, case_id, rows))
+        for case_id in sorted(score.record.cases):
+            page = comparison_case_page(score, case_id, keys.get(case_id))
+            pages[f"comparison-round-{n}/{case_id}.md"] = (case_id, page)
             cases.append(f"* [{text(case_id)}](comparison-round-{n}/{case_id}.md)")
         title, page = pages[f"comparison-round-{n}.md"]
         pages[f"comparison-round-{n}.md"] = (title, page + "\n## Each case, both arms\n\n" + "\n".join(cases) + "\n")
@@ -254,14 +188,16 @@ def site_files(results: Path, cases_path: Path) -> dict[str, str | bytes]:
     results, cases_path = Path(results), Path(cases_path)
     case_file = load_case_file(cases_path)
     rounds = [n for n in rounds_on_disk(results, case_file) if (results / f"round-{n}").is_dir()]
+    # each round with the case file it was run from, as the results document reads it
+    own = round_case_files(results, case_file, rounds)
     files: dict[str, str | bytes] = {}
     index = ["# Results", "", "Every page here is generated from `results/` by `obelize-bench docs`; edit the data,"]
     index += ["never a page.", ""]
     index += ["## Rounds", ""]
     for n in rounds:
-        page, run, imported = _round_page(results, case_file, n)
+        page, run = _round_page(results, own[n], n)
         files[f"round-{n}.md"] = page
-        files.update(_case_pages(results, case_file, cases_path, n, run, imported))
+        files.update(_case_pages(results, own[n], n))
         index.append(f"* [Round {n}](round-{n}.md)" + (f", published from run {code(run)}" if run else ""))
     measured = _measurement_pages(results, cases_path, rounds)
     if measured:
