@@ -190,13 +190,14 @@ def render_glance(inputs: GlanceInputs) -> str:
         lines.append(f"* Round {n}'s release history, its last step: {step}")
     lines += ["", "#### Not measured", ""]
     lines += _not_measured(inputs.rounds) or ["* Every row of every published round was measured."]
-    lines += figures_section([glance_chart(inputs)])
+    chart = glance_chart(inputs)
+    lines += figures_section([chart] if chart is not None else [])
     return "\n".join(lines) + "\n"
 
 
-def glance_chart(inputs: GlanceInputs) -> RateChart:
+def glance_chart(inputs: GlanceInputs) -> RateChart | None:
     """One figure: each round's `verified_success` and rows migrated, each Gate 1's precision and recall,
-    each dry run's complete share, with their intervals."""
+    each dry run's complete share, with their intervals; None when nothing is published to draw."""
     points: list[RatePoint] = []
     for n, summary in sorted(inputs.rounds.items()):
         if not _published(summary):
@@ -219,6 +220,8 @@ def glance_chart(inputs: GlanceInputs) -> RateChart:
                 f"Dry run, {pack.pack.split('/')[0]}", "complete", rate_of(pack.outcomes.get("complete", 0), total)
             )
         )
+    if not points:
+        return None
     return RateChart(
         file_name=GLANCE_FIGURE,
         title="obelize at a glance",

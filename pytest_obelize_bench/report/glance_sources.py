@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, load_dryrun_document
+from pytest_obelize_bench._util.safe_io import write_atomically
+from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError
+from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
+from pytest_obelize_bench.gate1.labels import LabelError
 from pytest_obelize_bench.gate1.matching import pooled
 from pytest_obelize_bench.gate1.scan_document import (
     key_matches,
@@ -18,10 +21,24 @@ from pytest_obelize_bench.gate1.scan_document import (
     load_named_gate1_inputs,
     named_gate1_scans,
 )
+from pytest_obelize_bench.measure.frame import FrameError
+from pytest_obelize_bench.measure.scanrecord import ScanRecordError
+from pytest_obelize_bench.records.evidence import read_decision_documents
 from pytest_obelize_bench.records.published import HISTORY_NAME, read_bounded_text
-from pytest_obelize_bench.report.glance import GateFigure, GlanceInputs, PackFigure
+from pytest_obelize_bench.records.results_document import DOCUMENT_NAME as DOCUMENT_NAME_MD
+from pytest_obelize_bench.records.results_document import place_first
+from pytest_obelize_bench.report.chart_files import write_figures
+from pytest_obelize_bench.report.glance import (
+    GLANCE_BLOCK,
+    GateFigure,
+    GlanceInputs,
+    PackFigure,
+    glance_chart,
+    render_glance,
+)
+from pytest_obelize_bench.report.measurement_blocks import MeasurementError
 
-__all__ = ["glance_inputs"]
+__all__ = ["glance_inputs", "refresh_glance"]
 
 
 def _gates(results: Path, cases_dir: Path) -> list[GateFigure]:
@@ -74,6 +91,10 @@ def glance_inputs(
 ) -> GlanceInputs:
     """Every source of the glance; a measurement that cannot be read raises as its own block's render does."""
     results = Path(results)
+    try:
+        gates, packs = _gates(results, Path(cases_dir)), _packs(results)
+    except (FrameError, LabelError, ScanRecordError, DryRunRecordError, CaseFileError) as exc:
+        raise MeasurementError(str(exc).splitlines()[0]) from None
     decision = None
     if decisions:
         name, document = sorted(decisions, key=lambda item: item[0])[-1]
@@ -82,8 +103,36 @@ def glance_inputs(
     steps = {n: step for n in summaries if (step := _history_step(results, n)) is not None}
     return GlanceInputs(
         rounds=summaries,
-        gates=_gates(results, Path(cases_dir)),
-        packs=_packs(results),
+        gates=gates,
+        packs=packs,
         decision=decision,
         history_steps=steps,
     )
+
+
+def refresh_glance(results: Path, case_file: CaseFile) -> None:
+    """The glance block and figure rewritten in place after a publication changed what they stand on (a
+    round published, a comparison): every round's summary computed as ``summarize`` computes it. The caller
+    holds the document's lock; a measurement that cannot be read leaves the glance for ``summarize`` to name."""
+    # the round renderers: loaded with the publication's writers, which call this
+    from pytest_obelize_bench.report.round.round_files import (
+        load_round,
+        round_case_files,
+        round_outputs,
+        rounds_on_disk,
+    )
+
+    results = Path(results)
+    rounds = rounds_on_disk(results, case_file)
+    files = round_case_files(results, case_file, rounds)
+    summaries = {n: round_outputs(results, files[n], load_round(results, files[n], n)).summary for n in rounds}
+    decisions = [(path.name, data) for path, data in read_decision_documents(results / "decisions")]
+    try:
+        inputs = glance_inputs(results, Path(case_file.path).parent, summaries, decisions)
+    except MeasurementError:
+        return
+    document = results / DOCUMENT_NAME_MD
+    text = document.read_text(encoding="utf-8") if document.exists() else ""
+    chart = glance_chart(inputs)
+    write_figures(results, [chart] if chart is not None else [], prune=False)
+    write_atomically(document, place_first(text, GLANCE_BLOCK, render_glance(inputs)))

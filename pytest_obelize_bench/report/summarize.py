@@ -105,7 +105,8 @@ def _glance(
         inputs = glance_inputs(results_dir, case_file_path.parent, summaries, documents)
     except MeasurementError:
         return None, []
-    return render_glance(inputs), [glance_chart(inputs)]
+    chart = glance_chart(inputs)
+    return render_glance(inputs), [chart] if chart is not None else []
 
 
 def _place_glance(text: str, glance: str | None) -> str:

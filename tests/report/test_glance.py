@@ -69,7 +69,9 @@ def test_measurements_decisions_and_the_figure() -> None:
     assert "| Fix dry run `py-pdf/pypdf2-to-pypdf` (obelize 0.8.0): `complete` | frame | 8 repositories | 25.0%" in text
     assert "* Latest decision (`d.json`): **insufficient_evidence**, a to b." in text
     assert "* Round 2's release history, its last step: 0.7.0 to 0.8.0" in text
-    assert [point.series for point in glance_chart(inputs).points] == ["precision", "recall", "complete"]
+    chart = glance_chart(inputs)
+    assert chart is not None and [point.series for point in chart.points] == ["precision", "recall", "complete"]
+    assert glance_chart(GlanceInputs(rounds={})) is None  # nothing published: no figure to draw
 
 
 def test_the_glance_goes_before_the_first_block_and_is_replaced_in_place() -> None:

@@ -34,6 +34,7 @@ def load_writers() -> None:
     modules, they delayed its workers' start; left to the publication, they would delay its end
     (``round_controller``).  Imported only here and where they are used."""
     # the writers: by name, so the import layers see them; cached after the first call
+    from pytest_obelize_bench.report import glance_sources  # noqa: F401
     from pytest_obelize_bench.report.round import round_files  # noqa: F401
     from pytest_obelize_bench.report.site import pages  # noqa: F401
 
@@ -58,9 +59,11 @@ def recover_round(results_dir: Path, case_file: CaseFile, n: int) -> list[str]:
             return lines
         roll_forward(round_folder, run_folder(results_dir, n, journal.run), journal)
         # the writers: loaded where they are used, or while a round's cases run (load_writers)
+        from pytest_obelize_bench.report.glance_sources import refresh_glance
         from pytest_obelize_bench.report.round.round_files import write_round_outputs
 
         write_round_outputs(results_dir, case_file, n)
+        refresh_glance(results_dir, case_file)
     finish(round_folder)
     lines.append(f"recovered: round {n}: finished publishing run {journal.run}, which a stopped process left half-done")
     return lines
@@ -117,11 +120,13 @@ def publish_held(
     )
     if outcome.published:
         # the writers: loaded where they are used, or while a round's cases run (load_writers)
+        from pytest_obelize_bench.report.glance_sources import refresh_glance
         from pytest_obelize_bench.report.round.round_files import write_round_outputs
         from pytest_obelize_bench.report.site.pages import write_site_beside
 
         with holder_lock(Path(results_dir) / DOCUMENT_LOCK, "the results document", wait):
             document, _ = write_round_outputs(results_dir, case_file, n)
+            refresh_glance(results_dir, case_file)  # what the glance stands on has just changed
             outcome.lines += write_site_beside(results_dir, case_file.path)
         finish(Path(results_dir) / f"round-{n}")
         outcome.lines.append(f"summary: {document}")
