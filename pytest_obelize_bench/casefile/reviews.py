@@ -116,5 +116,6 @@ def load_reviews(path: Path) -> ReviewBook:
             patch_correct=entry.patch_correct,
             reviewer=entry.reviewer,
             reviewed_at=entry.reviewed_at,
+            why=entry.why,
         )
     return book

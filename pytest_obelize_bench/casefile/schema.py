@@ -76,6 +76,8 @@ class Review(StrictRow):
     patch_correct: bool | None = None
     reviewer: str | None = None
     reviewed_at: str | None = None
+    #: what the reviewer read and checked, in one line (a review file's entry; not graded)
+    why: str | None = None
 
 
 class Retired(StrictRow):

@@ -219,11 +219,12 @@ def _review(facts: CaseFacts) -> list[str]:
     review, record = facts.review, facts.record
     sha = record.provenance.patch_sha256
     if review is not None:
-        return [
+        said = [
             f"Reviewed by {text(review.reviewer or 'an unnamed reviewer')} on {text(review.reviewed_at or '--')}: "
             f"`patch_correct` {text(review.patch_correct)}, `human_edits` {text(review.human_edits)} "
             f"(patch {code((sha or '')[:12])})."
         ]
+        return [*said, "", f"What the reviewer checked: {text(review.why, limit=1000)}"] if review.why else said
     match facts.review_absent:
         case "nothing_written":
             return ["Nothing to review: the attempt wrote no patch."]
