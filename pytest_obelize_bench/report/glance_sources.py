@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_obelize_bench._util.charts import RateChart
 from pytest_obelize_bench._util.safe_io import write_atomically
 from pytest_obelize_bench.casefile.cases import CaseFile, CaseFileError
 from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
@@ -38,7 +39,7 @@ from pytest_obelize_bench.report.glance import (
 )
 from pytest_obelize_bench.report.measurement_blocks import MeasurementError
 
-__all__ = ["glance_inputs", "refresh_glance"]
+__all__ = ["current_glance", "glance_inputs", "refresh_glance"]
 
 
 def _gates(results: Path, cases_dir: Path) -> list[GateFigure]:
@@ -110,11 +111,10 @@ def glance_inputs(
     )
 
 
-def refresh_glance(results: Path, case_file: CaseFile) -> None:
-    """The glance block and figure rewritten in place after a publication changed what they stand on (a
-    round published, a comparison): every round's summary computed as ``summarize`` computes it. The caller
-    holds the document's lock; a measurement that cannot be read leaves the glance for ``summarize`` to name."""
-    # the round renderers: loaded with the publication's writers, which call this
+def current_glance(results: Path, case_file: CaseFile) -> tuple[str, RateChart | None] | None:
+    """The glance and its figure as ``summarize`` renders them, every round's summary computed the same way;
+    None when a measurement cannot be read (its own block's check names it)."""
+    # the round renderers: loaded with the publication's writers and the site's, which call this
     from pytest_obelize_bench.report.round.round_files import (
         load_round,
         round_case_files,
@@ -130,9 +130,18 @@ def refresh_glance(results: Path, case_file: CaseFile) -> None:
     try:
         inputs = glance_inputs(results, Path(case_file.path).parent, summaries, decisions)
     except MeasurementError:
+        return None
+    return render_glance(inputs), glance_chart(inputs)
+
+
+def refresh_glance(results: Path, case_file: CaseFile) -> None:
+    """The glance block and figure rewritten in place after a publication changed what they stand on (a
+    round published): the caller holds the document's lock."""
+    glance = current_glance(results, case_file)
+    if glance is None:
         return
-    document = results / DOCUMENT_NAME_MD
-    text = document.read_text(encoding="utf-8") if document.exists() else ""
-    chart = glance_chart(inputs)
-    write_figures(results, [chart] if chart is not None else [], prune=False)
-    write_atomically(document, place_first(text, GLANCE_BLOCK, render_glance(inputs)))
+    text, chart = glance
+    document = Path(results) / DOCUMENT_NAME_MD
+    existing = document.read_text(encoding="utf-8") if document.exists() else ""
+    write_figures(Path(results), [chart] if chart is not None else [], prune=False)
+    write_atomically(document, place_first(existing, GLANCE_BLOCK, text))

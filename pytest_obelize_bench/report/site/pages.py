@@ -27,6 +27,7 @@ from pytest_obelize_bench.promotion.history_report import history_blocks
 from pytest_obelize_bench.records.evidence import read_decision_documents
 from pytest_obelize_bench.records.runs import list_runs
 from pytest_obelize_bench.report.case_reading import round_case_facts
+from pytest_obelize_bench.report.glance_sources import current_glance
 from pytest_obelize_bench.report.measurement_blocks import measurement_blocks
 from pytest_obelize_bench.report.round.round_files import (
     read_round_folder,
@@ -193,6 +194,9 @@ def site_files(results: Path, cases_path: Path) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {}
     index = ["# Results", "", "Every page here is generated from `results/` by `obelize-bench docs`; edit the data,"]
     index += ["never a page.", ""]
+    glance = current_glance(results, case_file)  # the document's first block, the site's first screen
+    if glance is not None:
+        index += [glance[0].rstrip("\n"), ""]
     index += ["## Rounds", ""]
     for n in rounds:
         page, run = _round_page(results, own[n], n)
