@@ -53,6 +53,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 PAGES = {
+    "index": "results/index.html",
     "round": "results/round-2/index.html",
     "case": "results/round-2/alpha__navamai/index.html",
     "errored": "results/round-2/zeta__app/index.html",
@@ -72,6 +73,13 @@ def test_the_round_page_shows_its_tiers_and_figure(site: Path) -> None:
     assert "Outcome tiers" in dom and 'href="alpha__navamai/"' in dom
     assert 'src="../figures/round-2-headline.svg"' in dom
     assert (site / "results" / "figures" / "round-2-headline.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+
+
+def test_the_results_index_opens_with_the_glance_and_its_figure(site: Path) -> None:
+    dom = _chromium("--dump-dom", (site / PAGES["index"]).as_uri())
+    assert dom.index("At a glance") < dom.index("Rounds")
+    assert "Round 2: <code>verified_success</code>" in dom and 'src="figures/at-a-glance.svg"' in dom
+    assert (site / "results" / "figures" / "at-a-glance.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
 
 
 def test_the_case_page_shows_the_tier_and_the_highlighted_diff(site: Path) -> None:
