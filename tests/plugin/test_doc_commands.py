@@ -63,8 +63,10 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/obelize-bench review LJX2017__A-Song-of-Ice-and-Fire --round 2 --run RUN": PLACEHOLDER,
     ".venv/bin/obelize-bench regrade --round 2 --write": "rewrites the published records from the reviews",
     "for pack in gemini/": "three real dry runs over the frames' repositories, each published",
+    ".venv/bin/pytest --bench-round=3 --bench-cases=cases/cases-round-3.yaml": "a real round: round 3's repositories",
+    ".venv/bin/obelize-bench gate --incumbent round-3:RUN_070": PLACEHOLDER,
     "for version in 0.1.0": "eight real rounds: the repositories on GitHub",
-    ".venv/bin/obelize-bench history --round 2": "needs round 2's runs (none in this project yet); test_history.py",
+    ".venv/bin/obelize-bench history --round 2": "rewrites results/round-2/history.json; test_history.py runs it",
 }
 
 
