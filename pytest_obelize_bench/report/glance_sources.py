@@ -84,6 +84,14 @@ def _history_step(results: Path, n: int) -> str | None:
     )
 
 
+def _side(side: Any) -> str:
+    """One side of a decision as a reader names it: the tool and the run."""
+    if not isinstance(side, Mapping):
+        return str(side)
+    tool = f"obelize {side.get('tool_version')}" if side.get("tool_version") else "a source checkout"
+    return f"{tool} (run `{side.get('run_id')}`)"
+
+
 def glance_inputs(
     results: Path,
     cases_dir: Path,
@@ -99,7 +107,8 @@ def glance_inputs(
     decision = None
     if decisions:
         name, document = sorted(decisions, key=lambda item: item[0])[-1]
-        pair = f"{document.get('incumbent')} to {document.get('candidate')}"
+        failed = ", ".join(f"`{rule}`" for rule in document.get("failed_rules") or []) or "none"
+        pair = f"{_side(document.get('incumbent'))} to {_side(document.get('candidate'))}; failed rules: {failed}"
         decision = (name, str(document.get("decision")), pair)
     steps = {n: step for n in summaries if (step := _history_step(results, n)) is not None}
     return GlanceInputs(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pytest_obelize_bench._util.stats import rate_of
 from pytest_obelize_bench.records.results_document import enclose, place_first
 from pytest_obelize_bench.report.glance import GateFigure, GlanceInputs, PackFigure, glance_chart, render_glance
+from pytest_obelize_bench.report.glance_sources import glance_inputs
 
 
 def _summary(n_cases: int, won: int, *, published: bool = True, **extra: Any) -> dict[str, Any]:
@@ -80,3 +82,18 @@ def test_the_glance_goes_before_the_first_block_and_is_replaced_in_place() -> No
     assert once.index("glance:begin") < once.index("round-1:begin") and once.startswith("# Title\n\nintro\n\n")
     twice = place_first(once, "glance", "g2\n")
     assert "g2" in twice and "g1" not in twice and twice.count("glance:begin") == 1
+
+
+def test_the_newest_decision_is_named_by_its_tools_runs_and_failed_rules(tmp_path: Path) -> None:
+    side = {"tool_version": "0.7.0", "run_id": "r-old"}
+    newer = {"decision": "reject", "incumbent": side, "candidate": {"tool_version": "0.8.0", "run_id": "r-new"},
+             "failed_rules": ["case_runtime_regression"]}  # fmt: skip
+    older = {"decision": "promote", "incumbent": side, "candidate": side, "failed_rules": []}
+    inputs = glance_inputs(
+        tmp_path / "results", tmp_path / "cases", {}, [("2026-12-08-b.json", newer), ("2026-12-07-a.json", older)]
+    )
+    assert inputs.decision == (
+        "2026-12-08-b.json",
+        "reject",
+        "obelize 0.7.0 (run `r-old`) to obelize 0.8.0 (run `r-new`); failed rules: `case_runtime_regression`",
+    )
