@@ -37,6 +37,7 @@ from pytest_obelize_bench.promotion.history import (
 from pytest_obelize_bench.promotion.metrics import LADDER
 from pytest_obelize_bench.records.evidence import EvidenceError, RunEvidence, read_run
 from pytest_obelize_bench.records.publication_note import expected_cases
+from pytest_obelize_bench.records.runref import round_case_path
 from pytest_obelize_bench.records.runs import IMPORTED_KIND, REGRADED_KIND, missing_cases, runs_root
 
 __all__ = ["collect_history", "history_block", "history_blocks", "history_chart", "load_history", "run_history"]
@@ -66,7 +67,9 @@ def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
     reasons += manifest.unfinished()
     if run.changed:
         reasons.append(f"changed since its session ended: {', '.join(run.changed[:5])}")
-    missing = missing_cases(expected, {attempt.case for attempt in run.attempts})
+    # the rows the run named out of reach when it started are not its to record (casefile/reach.py)
+    wanted = [case for case in expected if case not in manifest.unreachable]
+    missing = missing_cases(wanted, {attempt.case for attempt in run.attempts})
     if missing is not None:
         reasons.append(missing)
     if len(manifest.tools_recorded) > 1:
@@ -78,7 +81,9 @@ def _candidate(folder: Path, read: Any, expected: list[str]) -> Candidate:
 
 def collect_history(results: Path, cases_path: Path, number: int, now: datetime | None = None) -> HistoryDocument:
     """Every run of round ``number`` read and chosen (``select_runs``), then the history built.
-    ``ValueError`` (one line) when the policy, the case file or the reviews cannot be read."""
+    ``ValueError`` (one line) when the policy, the case file or the reviews cannot be read. The round is
+    read with the case file it was run from (``round_case_path``), ``cases_path`` when it names none."""
+    cases_path = round_case_path(results, number, Path(cases_path))
     policy_path = Path(cases_path).parent / POLICY_FILE_NAME
     try:
         policy, policy_sha = load_policy(read_untrusted(policy_path, POLICY_BYTES), str(policy_path))

@@ -179,3 +179,18 @@ def test_bad_input_is_one_line_and_a_hostile_run_is_left_out_named(project: Path
     assert f"left out: run {RUN_07}: runs/{RUN_07}/owner00__repo.json: a symlinked record is refused" in out
     history = json.loads((copy / "results" / "round-2" / "history.json").read_text(encoding="utf-8"))
     assert [r["run"] for r in history["releases"]] == [RUN_06, FIRST_07, RUN_08]  # the earlier 0.7.0 stands in
+
+
+def test_a_run_that_named_rows_out_of_reach_is_a_release_of_the_rows_it_measured(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "reach")
+    away = case_id(3)
+    for run_id, version in (("20261201T100000Z-aaaaaa", "0.7.0"), ("20261201T110000Z-bbbbbb", "0.8.0")):
+        folder = write_run(root, run_id, {}, default="u", version=version, unreachable={away: "no snapshot"})
+        for name in (f"{away}.json", f"{away}.attempt-2.json"):
+            (folder / name).unlink()
+    code, text = obelize_bench(
+        "history", "--round", "2", "--cases", root / "cases" / "cases.yaml", "--results", root / "results"
+    )
+    assert code == 0, text
+    assert "left out" not in text
+    assert "obelize 0.7.0: run 20261201T100000Z-aaaaaa" in text and "obelize 0.8.0: run 20261201T110000Z-bbbbbb" in text
