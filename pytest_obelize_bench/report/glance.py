@@ -70,13 +70,15 @@ def _headline(summary: Mapping[str, Any], split: str) -> Rate | None:
     return None
 
 
-def rows_migrated(summary: Mapping[str, Any]) -> Rate | None:
-    """Key rows migrated over key rows, the interval by case (each case one cluster), from the round's
-    error analysis; None for a round not yet analysed."""
+def rows_migrated(summary: Mapping[str, Any], split: str = "all") -> Rate | None:
+    """Key rows migrated over key rows in one split (``all``, ``dev``, ``holdout``), the interval by case
+    (each case one cluster), from the round's error analysis; None for a round not yet analysed."""
     cases = (summary.get("error_analysis") or {}).get("cases") or []
-    if not cases:
+    sides = {row.get("case"): row.get("split") for row in (summary.get("ceiling") or {}).get("cases") or []}
+    chosen = [case for case in cases if split == "all" or sides.get(case.get("case")) == split]
+    if not chosen:
         return None
-    return rate_over_clusters([(int(case["migrated"]), int(case["key_rows"])) for case in cases])
+    return rate_over_clusters([(int(case["migrated"]), int(case["key_rows"])) for case in chosen])
 
 
 def _round_rows(n: int, summary: Mapping[str, Any]) -> list[tuple[object, ...]]:
@@ -86,16 +88,17 @@ def _round_rows(n: int, summary: Mapping[str, Any]) -> list[tuple[object, ...]]:
         rate = _headline(summary, split)
         if rate is not None:
             rows.append((f"Round {n}: `verified_success` (obelize {tools})", split, f"{rate.n} cases", rate.format()))
-    migrated = rows_migrated(summary)
-    if migrated is not None:
-        rows.append(
-            (
-                f"Round {n}: key rows migrated",
-                "all",
-                migrated.counted("rows", "cases"),
-                f"{migrated.format()} by case",
+    for split in ("all", "dev", "holdout"):
+        migrated = rows_migrated(summary, split)
+        if migrated is not None:
+            rows.append(
+                (
+                    f"Round {n}: key rows migrated",
+                    split,
+                    migrated.counted("rows", "cases"),
+                    f"{migrated.format()} by case",
+                )
             )
-        )
     tiers = (summary.get("tiers") or {}).get("total") or {}
     told = ", ".join(f"{count} `{tier}`" for tier, count in tiers.items() if count)
     if told:

@@ -23,8 +23,9 @@ def _summary(n_cases: int, won: int, *, published: bool = True, **extra: Any) ->
 
 
 ANALYSED: dict[str, Any] = {
+    "ceiling": {"cases": [{"case": "a", "split": "dev"}, {"case": "b", "split": "holdout"}]},
     "error_analysis": {
-        "cases": [{"migrated": 3, "key_rows": 4}, {"migrated": 0, "key_rows": 6}],
+        "cases": [{"case": "a", "migrated": 3, "key_rows": 4}, {"case": "b", "migrated": 0, "key_rows": 6}],
         "causes": [
             {"cause": "small", "rows": 1, "lever": 1, "disposition": "limitation", "recorded": "ADR-1"},
             {"cause": "big", "rows": 5, "lever": 7, "disposition": "rule_change", "recorded": "COVERAGE 2"},
@@ -40,6 +41,8 @@ def test_each_published_round_s_figures_carry_n_split_and_interval_and_unpublish
     text = render_glance(GlanceInputs(rounds={2: _summary(10, 1, **ANALYSED), 3: _summary(55, 0, published=False)}))
     assert "| Round 2: `verified_success` (obelize 0.8.0) | all | 10 cases | 10.0% [1.8%, 40.4%] |" in text
     assert "| Round 2: key rows migrated | all | 3 of 10 rows in 2 cases |" in text
+    assert "| Round 2: key rows migrated | dev | 3 of 4 rows in 1 cases |" in text
+    assert "| Round 2: key rows migrated | holdout | 0 of 6 rows in 1 cases |" in text
     assert "Round 3" not in text
 
 
