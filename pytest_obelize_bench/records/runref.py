@@ -100,8 +100,14 @@ def round_case_path(results: Path, round_number: int, default: Path) -> Path:
                 continue
             if named is not None:
                 break
-    path = named.resolve(Path(results)) if named is not None else None
-    return path if path is not None and path.is_file() else Path(default)
+    if named is None:
+        return Path(default)
+    # beside the results folder (the project that published it), else beside the project's own case file:
+    # a results folder copied elsewhere is still read with the case files of the project it came from
+    for path in (named.resolve(Path(results)), Path(default).resolve().parent.parent / named.path):
+        if path.is_file():
+            return path
+    return Path(default)
 
 
 def choose_case_file(

@@ -131,7 +131,7 @@ def test_show_explains_an_error_case(first_run: dict[str, Any]) -> None:
     assert "tier: error: fetch: fetch_failed" in text
     assert "error: infrastructure: fetch: fetch_failed:" in text
     assert f"{LATE}.logs/01-fetch.log" in text and "(gone)" not in text
-    assert "unmigrated rows: -- (no graded facts)" in text
+    assert "unmigrated rows: -- (no graded facts, and no error analysis lists the case)" in text
 
 
 def test_rerun_errors_runs_only_the_errored_case_and_publishes_the_completed_run(first_run: dict[str, Any]) -> None:

@@ -159,7 +159,7 @@ def test_summarize_lists_decisions_and_check_holds_them_to_the_files(tmp_path: P
     cases = PROJECT / "cases" / "cases.yaml"
     assert summarize(results, cases, check=True, out=io.StringIO()) == 0
     decisions = results / "decisions"
-    decisions.mkdir()
+    decisions.mkdir(exist_ok=True)  # the project's own decisions may be there already
     (decisions / "2026-12-02-new.json").write_text(json.dumps(decision_document()), encoding="utf-8")
     out = io.StringIO()
     assert summarize(results, cases, check=True, out=out) == 1
@@ -176,7 +176,7 @@ def test_summarize_lists_decisions_and_check_holds_them_to_the_files(tmp_path: P
 def test_summarize_refuses_a_symlinked_decision(tmp_path: Path) -> None:
     results = tmp_path / "results"
     shutil.copytree(PROJECT / "results", results)
-    (results / "decisions").mkdir()
+    (results / "decisions").mkdir(exist_ok=True)  # the project's own decisions may be there already
     planted = tmp_path / "planted.json"
     planted.write_text(json.dumps(decision_document()), encoding="utf-8")
     os.symlink(planted, results / "decisions" / "2026-12-02-new.json")
