@@ -210,7 +210,8 @@ def recover_measurement(results: Path, folder: Path) -> list[str]:
     the temporary files it left; one line per thing recovered. The caller holds the folder's lock."""
     lines = []
     with holder_lock(Path(results) / DOCUMENT_LOCK, "the results document"):  # its writers' temporaries
-        removed = remove_temporaries(folder, Path(results))
+        # the document's and its figures' too: a publication rewrites them as summarize does
+        removed = remove_temporaries(folder, Path(results), Path(results) / "figures")
     if removed:
         lines.append(f"recovered: removed {len(removed)} temporary file(s) a killed writer left in {folder}")
     journal = read_journal(folder)
@@ -223,9 +224,13 @@ def recover_measurement(results: Path, folder: Path) -> list[str]:
 
 
 def measurement_folders(results: Path) -> list[Path]:
-    """Every folder a measurement publishes into: ``gate1/`` and each ``dryrun/<pack>/``."""
+    """Every folder a measurement publishes into: ``gate1/``, each Gate 1 published beside the sample's
+    (``gate1/<name>/``) and each ``dryrun/<pack>/``."""
     results = Path(results)
-    folders = [results / "gate1"] if (results / "gate1").is_dir() else []
+    gate1 = results / "gate1"
+    folders = [gate1] if gate1.is_dir() else []
+    if gate1.is_dir():
+        folders += sorted(p for p in gate1.iterdir() if p.is_dir() and not p.is_symlink())
     dryruns = results / "dryrun"
     if dryruns.is_dir():
         folders += sorted(p for p in dryruns.iterdir() if p.is_dir() and not p.is_symlink())

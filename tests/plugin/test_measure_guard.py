@@ -105,7 +105,8 @@ def test_a_gate1_session_declares_its_infrastructure_errors_when_allowed(
     assert not (tmp_path / "results").exists()
     allowed = _run(pytester, tmp_path, MODES["gate1"], frame, "--bench-no-summary", "--bench-publish-with-infra-errors")
     assert allowed.ret == 0, allowed.stdout.str()
-    note = json.loads((tmp_path / "results" / "gate1" / "publication.json").read_text(encoding="utf-8"))
+    # a frame not named like the sample's is published beside it, under its own name
+    note = json.loads((tmp_path / "results" / "gate1" / "frame" / "publication.json").read_text(encoding="utf-8"))
     assert note["infrastructure_errors"] == 1 and note["with_infrastructure_errors"] is True
     assert note["kind"] == "session" and note["session"] in allowed.stdout.str()
     assert measurement_problems(tmp_path / "results") == []
