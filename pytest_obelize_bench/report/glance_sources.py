@@ -39,7 +39,7 @@ from pytest_obelize_bench.report.glance import (
 )
 from pytest_obelize_bench.report.measurement_blocks import MeasurementError
 
-__all__ = ["current_glance", "glance_inputs", "refresh_glance"]
+__all__ = ["current_glance", "glance_inputs", "refresh_glance", "rendered_glance"]
 
 
 def _gates(results: Path, cases_dir: Path) -> list[GateFigure]:
@@ -136,8 +136,19 @@ def current_glance(results: Path, case_file: CaseFile) -> tuple[str, RateChart |
     files = round_case_files(results, case_file, rounds)
     summaries = {n: round_outputs(results, files[n], load_round(results, files[n], n)).summary for n in rounds}
     decisions = [(path.name, data) for path, data in read_decision_documents(results / "decisions")]
+    return rendered_glance(results, Path(case_file.path).parent, summaries, decisions)
+
+
+def rendered_glance(
+    results: Path,
+    cases_dir: Path,
+    summaries: Mapping[int, Mapping[str, Any]],
+    decisions: Sequence[tuple[str, Mapping[str, Any]]],
+) -> tuple[str, RateChart | None] | None:
+    """The glance and its figure from rounds' summaries already computed (``summarize`` has them, the
+    publication computes them); None when a measurement cannot be read (its own block's check names it)."""
     try:
-        inputs = glance_inputs(results, Path(case_file.path).parent, summaries, decisions)
+        inputs = glance_inputs(results, cases_dir, summaries, decisions)
     except MeasurementError:
         return None
     return render_glance(inputs), glance_chart(inputs)

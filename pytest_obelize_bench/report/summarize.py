@@ -40,8 +40,8 @@ from pytest_obelize_bench.records.results_document import (
 )
 from pytest_obelize_bench.records.review_drift import drifted_reviews
 from pytest_obelize_bench.report.chart_files import check_figures, write_figures
-from pytest_obelize_bench.report.glance import GLANCE_BLOCK, glance_chart, render_glance
-from pytest_obelize_bench.report.glance_sources import glance_inputs
+from pytest_obelize_bench.report.glance import GLANCE_BLOCK
+from pytest_obelize_bench.report.glance_sources import rendered_glance
 from pytest_obelize_bench.report.measurement_blocks import (
     MeasurementError,
     apply_measurements,
@@ -101,12 +101,11 @@ def _glance(
 ) -> tuple[str | None, list[Chart]]:
     """The glance block and its figure; none when a measurement cannot be read (its own check names it)."""
     summaries = {n: outputs.summary for n, outputs in rendered.items()}
-    try:
-        inputs = glance_inputs(results_dir, case_file_path.parent, summaries, documents)
-    except MeasurementError:
+    glance = rendered_glance(results_dir, case_file_path.parent, summaries, documents)
+    if glance is None:
         return None, []
-    chart = glance_chart(inputs)
-    return render_glance(inputs), [chart] if chart is not None else []
+    text, chart = glance
+    return text, [chart] if chart is not None else []
 
 
 def _place_glance(text: str, glance: str | None) -> str:
