@@ -34,6 +34,13 @@ each warm round (its wall less its items) is split into the controller's start u
 workers, from there until the first case starts, and what follows the last case.
 It needs PyPI (the cold round downloads both SDKs) unless ``--uv-cache`` names a warm uv cache;
 GitHub is not used.
+
+``--real`` runs the same four rounds on the project's own round 2 (``cases/cases.yaml``) instead:
+the real repositories, checked out from a repository cache filled from their snapshots
+(``--snapshots``, ``../shared/snapshots`` by default, through ``snapshot_cache.py``), every row the
+snapshots' ``pins.tsv`` names out of reach left out by ``--bench-unreachable``, as a user's round
+here would. Its rounds write into a temporary results folder, never the project's. It also prints
+each warm round's step seconds by step kind, and the cases that ran an install or ``bytecode`` step.
 """
 
 from __future__ import annotations
@@ -134,6 +141,28 @@ def run_records(results: Path) -> list[dict[str, Any]]:
     return list(rounds.read_records(folders[-1]).values())
 
 
+def real_round_options(snapshots: Path, cache: Path) -> list[str]:
+    """The options of a round of the project's own case file on the real repositories: a repository
+    cache filled from the snapshots (``snapshot_cache.py``), the rows out of reach named."""
+    from benchmarks.snapshot_cache import fill, pins_of
+
+    pins = snapshots / "pins.tsv"
+    if not pins.is_file():
+        raise SystemExit(f"--real needs the snapshots' pins.tsv: {pins} is not there")
+    fill(cache, snapshots, pins_of(PROJECT / "cases" / "cases.yaml"))
+    return [f"--bench-repo-cache={cache}", f"--bench-unreachable={pins}", "--bench-cases=cases/cases.yaml"]
+
+
+def per_case_reruns(records: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The cases of a round that ran an install or ``bytecode`` step: a warm round should have none."""
+    ran: dict[str, list[str]] = {}
+    for record in records:
+        names = [step["name"] for step in record["steps"] if step["name"] in INSTALLS or step["name"] == "bytecode"]
+        if names:
+            ran[f"{record['case']} attempt {record.get('attempt', 1)}"] = names
+    return ran
+
+
 def figures(records: list[dict[str, Any]], junit: Path | None) -> dict[str, float]:
     steps = [step for record in records for step in record["steps"]]
     total = sum(step["duration_s"] for step in steps)
@@ -213,6 +242,14 @@ def main() -> None:
         default=None,
         help="use this (warm) uv cache instead of an empty one: the first round is then cold only in its work root",
     )
+    parser.add_argument("--real", action="store_true", help="round 2 of cases/cases.yaml on the real repositories")
+    parser.add_argument("--snapshots", type=Path, default=PROJECT.parent / "shared" / "snapshots")
+    parser.add_argument(
+        "--repo-cache",
+        type=Path,
+        default=Path.home() / ".cache" / "obelize-bench-repos",
+        help="the repository cache --real fills from --snapshots",
+    )
     arguments = parser.parse_args()
     placement = arguments.work_root
     dropped = ("PYTEST_", "GEMINI", "GITHUB", "PYTHONDONTWRITEBYTECODE")
@@ -220,7 +257,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="obelize-bench-speed-") as folder:
         root = Path(folder)
         project = root / "project"
-        rounds.write_case_file(project / "cases" / "cases.yaml", build_cases(root, sdk_suites=arguments.sdk_suites))
+        real: list[str] = []
+        if arguments.real:
+            project = PROJECT
+            real = real_round_options(arguments.snapshots.resolve(), arguments.repo_cache.expanduser())
+        else:
+            cases = build_cases(root, sdk_suites=arguments.sdk_suites)
+            rounds.write_case_file(project / "cases" / "cases.yaml", cases)
         cutoff = time.strftime("--exclude-newer=%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         parent = work_parent(placement)
         work_folder = tempfile.TemporaryDirectory(prefix="obelize-bench-speed-work-", dir=parent)
@@ -239,9 +282,12 @@ def main() -> None:
         for label, results, extra in plan:
             junit = root / f"{label.replace(' ', '_')}.xml"
             walls[label], processor[label], parts[label] = run_round(
-                project, root / results, work, junit, env, cutoff, *extra
+                project, root / results, work, junit, env, cutoff, *real, *extra
             )
-            found[label] = figures(run_records(root / results), junit)
+            records = run_records(root / results)
+            found[label] = figures(records, junit)
+            if label == "warm -n 1":
+                reruns = per_case_reruns(records)
             print(f"ran {label}", file=sys.stderr)
         warm = found["warm -n 1"]
         prep_steps = (warm["steps"] - warm["work"]) / warm["cases"]
@@ -285,12 +331,19 @@ def main() -> None:
             "installs share of step time, cold": found["cold -n 1"]["installs"] / found["cold -n 1"]["steps"],
             "installs share of step time, warm": warm["installs"] / warm["steps"],
             "version checks and freeze, share of step time, warm": warm["checks"] / warm["steps"],
+            "cases, warm -n 1": warm["cases"],
+            "fix and suite steps, warm -n 1 (s)": warm["work"],
             "warm round wall (s)": walls["warm -n 1"],
+            "cold round wall (s)": walls["cold -n 1"],
             "resumed round wall (s)": walls["resumed"],
             "bwrap": _bwrap_version(),
         }
         shown = {name: value if isinstance(value, str) else round(value, 3) for name, value in report.items()}
         print(json.dumps(shown, indent=2))
+        for label in ("cold -n 1", "warm -n 1"):
+            kinds = {k.removeprefix("step:"): round(v, 2) for k, v in found[label].items() if k.startswith("step:")}
+            print(json.dumps({f"step seconds by kind, {label}": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}))
+        print(json.dumps({"cases that installed or compiled, warm -n 1": reruns}))
         if arguments.steps:
             print(json.dumps({"walls": walls, "rounds": found}, indent=2), file=sys.stderr)
 

@@ -15,10 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-# numpy (under matplotlib, which draws the figures publication and summarize write) loads once per
-# process: imported first inside an in-process pytester run, it would leave with that run's module
-# snapshot, and any later publish or summarize in the same worker would fail to import it again.
-import numpy  # noqa: F401
 import pytest
 
 from pytest_obelize_bench.isolation.sandbox import Probe
@@ -60,6 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
     machine busy with the suite's rounds broke on examples that take a few milliseconds alone
     (six workers on two cores did). Not in a benchmark session, which never imports hypothesis."""
     if options_of(config).mode is None:
+        # numpy (under matplotlib, which draws the figures publication and summarize write) loads once
+        # per process: imported first inside an in-process pytester run, it would leave with that run's
+        # module snapshot, and any later publish or summarize in the same worker would fail to import
+        # it again. Not in a benchmark session run from here, whose every process it cost 90 ms.
+        import numpy  # noqa: F401
         from hypothesis import settings
 
         settings.register_profile("suite", deadline=None)

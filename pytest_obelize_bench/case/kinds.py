@@ -36,11 +36,13 @@ from pytest_obelize_bench.case.venv_views import (
     new_sdk_onto_copy,
     new_sdk_over,
     own_installs,
+    own_venv_for_template,
     published,
     take_template,
     template_for,
     unwritten_copy,
     unwritten_template,
+    view_of_built,
 )
 from pytest_obelize_bench.casefile.cases import PACK_DISTRIBUTIONS, Case
 from pytest_obelize_bench.grading.record import Record, comparable, differences
@@ -154,8 +156,7 @@ class RepositoryCase:
         if run.env_view is None:  # a venv of its own: a template may exist by now
             template = template_for(run, run.venv().used)
             if template is not None:
-                shutil.rmtree(run.checkout / ".venv")
-                take_template(run, template, run.venv())
+                own_venv_for_template(run, template)
         if run.env_view in ("overlay", "copy"):
             # The protocol's check stays per case: importlib.metadata in the case's own view.
             run.sdk_from = check_installed_version(
@@ -171,6 +172,7 @@ class RepositoryCase:
         run.sdk_from = published(
             run, lambda: install_sdk(run, Step.INSTALL_FROM, "install-from", legacy, case.from_version or "", [])
         )
+        view_of_built(run)
 
     def new_sdk(self, run: CaseRun) -> None:
         """Step 7: the new SDK over the view the baseline ran in, installed or, when that view is

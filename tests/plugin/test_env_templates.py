@@ -233,7 +233,12 @@ def first_builds_next_ones_view(templated: Templated) -> None:
     assert second["env_view"] == third["env_view"] == templated.rounds.view
     key = first["env_template"]
     assert key and second["env_template"] == key and third["env_template"] == key
-    assert set(templated.before) == {templated.provenance(owner)["env_template"] for owner in BUILDERS}
+    legacy = {templated.provenance(owner)["env_template"] for owner in BUILDERS}
+    installed = {templated.provenance(owner)["env_template_after"] for owner in BUILDERS} - {None}
+    # a builder takes its template as an overlay, so its new SDK is its key's installed template for the next round
+    assert len(installed) == (len(BUILDERS) if templated.rounds.view == "overlay" else 0)
+    assert {templated.provenance(owner)["env_view"] for owner in BUILDERS} == {"built"}
+    assert set(templated.before) == legacy | installed
     records = templated.records
     steps = {owner: [step["name"] for step in records[f"{owner}__trap-vertex"]["steps"]] for owner in VIEWERS}
     # p2, first of its session, made a venv of its own before it found the template; p3 did not:
@@ -324,14 +329,27 @@ def the_new_sdk_is_laid_only_over_a_view_that_is_still_its_template(templated: T
     assert records["p4__trap-vertex"]["measurements"]["tests_after"]["status"] == "pass"
     assert p2["env_template_after"] is None and "install-to" in steps["p2"]
     key = p3["env_template_after"]
-    assert key and key not in templated.before and "install-to" in steps["p3"]
     assert p4["env_template_after"] == key and "install-to" not in steps["p4"]
-    assert r2["env_template_after"] not in (None, key) and "install-to" in steps["r2"]  # first of its key
+    if templated.rounds.view == "overlay":
+        # p1 and r1 built their templates and published their installs of the new SDK: their next
+        # cases (a later round's, or p3, p4 and r2 here) install nothing and compile nothing
+        builder = [step["name"] for step in records["p1__trap-vertex"]["steps"]]
+        assert key == templated.provenance("p1")["env_template_after"] and key in templated.before
+        assert "install-to" not in steps["p3"] and "bytecode" not in steps["p3"]
+        assert builder.count("bytecode") == 2 and builder.index("install-to") < len(builder) - builder[::-1].index(
+            "bytecode"
+        )
+        assert r2["env_template_after"] == templated.provenance("r1")["env_template_after"] != key
+        assert "install-to" not in steps["r2"]
+    else:
+        assert key and key not in templated.before and "install-to" in steps["p3"]
+        assert r2["env_template_after"] not in (None, key) and "install-to" in steps["r2"]  # first of its key
+        # The install and its bytecode, compiled by the case that published it; nothing of the legacy SDK.
+        assert "bytecode" in steps["p3"]
     delta = templated.rounds.folder / key / "delta"
     assert list(delta.glob("lib/python*/site-packages/google_genai-*.dist-info"))
     assert not list(delta.rglob("written_after_by_p4.py"))
-    # The install and its bytecode, compiled by the case that published it; nothing of the legacy SDK.
-    assert "bytecode" in steps["p3"] and "bytecode" not in steps["p4"]
+    assert "bytecode" not in steps["p4"]
     (genai,) = delta.glob("lib/python*/site-packages/google/genai")
     assert every_module_up_to_date(genai)
     assert not list(delta.glob("lib/python*/site-packages/google/generativeai"))
