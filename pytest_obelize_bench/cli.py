@@ -129,6 +129,8 @@ def _run_command(args: argparse.Namespace, results: Path, out: TextIO) -> int:
     given, default = args.cases, DEFAULT_CASES
     if args.command == "regrade":
         return runcommands.regrade(results, args.round_number, given, default, write=args.write, out=out)
+    if args.command == "history" and args.frame is not None:
+        return runcommands.frame_history(results, args.frame, given or DEFAULT_CASES, args.find, out)
     if args.command == "history":
         return runcommands.history(results, args.round_number, given or DEFAULT_CASES, args.find, out)
     if args.command == "compare":
@@ -203,9 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--round", type=int, required=True, dest="round_number", help="the round to re-grade")
     _add_paths(p, from_run=True)
     p.add_argument("--write", action="store_true", help="rewrite the records that changed")
-    p = sub.add_parser("history", help="the history of obelize releases over a round's runs, case by case")
-    p.add_argument("--round", type=int, required=True, dest="round_number", help="the round whose runs to read")
-    p.add_argument("--find", metavar="CASE", help="the first release at which CASE's tier or rows changed")
+    p = sub.add_parser(
+        "history", help="the history of obelize releases over a round's runs, case by case, or over a pack's frame"
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--round", type=int, dest="round_number", help="the round whose runs to read")
+    which.add_argument("--frame", metavar="PACK", help="the pack whose releases' dry runs to read (its frame)")
+    p.add_argument(
+        "--find", metavar="CASE", help="the first release at which CASE's (with --frame, a repository's) result changed"
+    )
     _add_paths(p)
     p = sub.add_parser(
         "compare", help="two rounds, runs or folders of records: paired verified_success (exact McNemar) and tier moves"

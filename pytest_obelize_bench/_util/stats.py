@@ -19,7 +19,7 @@ Standard library only. Counts are combined as Python integers and divided once a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,6 +251,19 @@ class Rate:
         """``154 of 174 rows in 13 repositories`` (the clusters only when the rate has them)."""
         text = f"{self.k} of {self.n} {unit}"
         return text if self.clusters is None else f"{text} in {self.clusters} {cluster}"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rate:
+        """A rate read back from its ``as_dict`` form (a history's, a summary's)."""
+        return cls(
+            k=int(data["k"]),
+            n=int(data["n"]),
+            rate=data.get("rate"),
+            low=data.get("low"),
+            high=data.get("high"),
+            clusters=data.get("clusters"),
+            effective_n=data.get("effective_n"),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The machine-readable form: the counts, the rate and how its interval was computed."""

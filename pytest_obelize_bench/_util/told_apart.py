@@ -20,7 +20,7 @@ Pure, standard library only.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,17 +109,27 @@ class Apart:
 
 def _bootstrap(differences: Sequence[float]) -> tuple[float, float]:
     """Percentile interval of the mean difference, resampling cases with a fixed seed."""
-    draw = random.Random(BOOTSTRAP_SEED)
     n = len(differences)
-    means = sorted(sum(differences[draw.randrange(n)] for _ in range(n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
+    if all(d == differences[0] for d in differences):  # every resample is the sample itself: its mean, as summed
+        same = sum([differences[0]] * n) / n
+        return same, same
+    draw = random.Random(BOOTSTRAP_SEED)
+    # randrange(n) is _randbelow(n) behind its argument checks: the same draws, in a third of the time
+    below: Callable[[int], int] = draw._randbelow  # type: ignore[attr-defined]
+    means = sorted(sum([differences[below(n)] for _ in range(n)]) / n for _ in range(BOOTSTRAP_RESAMPLES))
     tail = (1.0 - CONFIDENCE) / 2
     low = means[int(tail * BOOTSTRAP_RESAMPLES)]
     high = means[min(BOOTSTRAP_RESAMPLES - 1, int((1.0 - tail) * BOOTSTRAP_RESAMPLES))]
     return low, high
 
 
-def told_apart(first: Sequence[float], second: Sequence[float], *, alpha: float, min_n: int) -> Apart:
-    """The two sides' per-case scores, in the same case order, compared (see the module docstring)."""
+def told_apart(
+    first: Sequence[float], second: Sequence[float], *, alpha: float, min_n: int, interval: bool = True
+) -> Apart:
+    """The two sides' per-case scores, in the same case order, compared (see the module docstring).
+
+    ``interval=False`` leaves the difference's interval out (None) for a caller that states only the
+    verdict: the bootstrap is the one costly part, and the verdict never reads it."""
     if len(first) != len(second):
         raise ValueError(f"paired scores need one per case on each side, got {len(first)} and {len(second)}")
     if not 0.0 < alpha < 1.0 or min_n < 1:
@@ -138,5 +148,5 @@ def told_apart(first: Sequence[float], second: Sequence[float], *, alpha: float,
         alpha=alpha,
         min_n=min_n,
         difference=mean,
-        interval=_bootstrap(differences),
+        interval=_bootstrap(differences) if interval else None,
     )

@@ -82,6 +82,8 @@ class DryRunDocument(StrictRow):
     frame: str
     term: str
     obelize_version: str | None
+    #: the commit of a source checkout run as the tool (absent for a release from the index)
+    obelize_commit: str | None = None
     pack_sha256: str | None
     harness_commit: str | None = None
     run_at: str | None = None
@@ -93,7 +95,7 @@ class DryRunDocument(StrictRow):
 
     def to_json(self) -> str:
         data = self.model_dump()
-        for name in ("draw_rule", "biases"):  # absent from documents of frames that state none
+        for name in ("draw_rule", "biases", "obelize_commit"):  # absent when there is none to state
             if not data[name]:
                 del data[name]
         return json.dumps(data, indent=2) + "\n"

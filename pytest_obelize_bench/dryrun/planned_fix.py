@@ -14,17 +14,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.dryrun.outcomes import (
     DOCUMENT_NAME,
     DryRunDocument,
     DryRunRecord,
+    DryRunRecordError,
     WithheldRow,
+    load_dryrun_document,
     outcome,
     pack_slug,
     usage_count,
 )
 from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
+from pytest_obelize_bench.dryrun.release_files import RELEASES
+from pytest_obelize_bench.dryrun.release_history import ABSENT, release_folder_name, result
 from pytest_obelize_bench.isolation.machine import this_machine
 from pytest_obelize_bench.isolation.public_text import public_text
 from pytest_obelize_bench.measure.frame import Frame, FrameRepository
@@ -65,8 +71,13 @@ def _planned_files(folder: Path) -> int:
 
 
 def _blocked(folder: Path, pack: str) -> str | None:
+    """The pack's blocked reason: ``packs[].blocked``, or in obelize 0.1.0's run.json (one pack per run)
+    the top-level ``blocked`` beside ``pack.id``."""
     run = read_run_document(folder, "run.json", "fix")
     packs = run.get("packs") if isinstance(run, dict) else None
+    single = run.get("pack") if isinstance(run, dict) else None
+    if packs is None and isinstance(single, dict) and "blocked" in run:
+        packs = [{"id": single.get("id"), "blocked": run["blocked"]}]
     if not isinstance(packs, list):
         raise _unreadable("run.json: expected an object with packs[]")
     for row in packs:
@@ -80,7 +91,18 @@ def _blocked(folder: Path, pack: str) -> str | None:
     raise _unreadable(f"run.json: packs[] does not name {pack}")
 
 
-def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> tuple[DryRunRecord, RepoRun]:
+def pack_absent_error(context: MeasureContext) -> str | None:
+    """The record's error when the release under test ships no such pack (nothing is run then)."""
+    if context.pack_provenance is None or context.pack_provenance.bundled is not False:
+        return None
+    version = "?" if context.tool is None else context.tool.version
+    return f"{ABSENT}: fix: obelize {version} does not ship the pack {context.pack}"
+
+
+def measure(repo: FrameRepository, context: MeasureContext, frame_dir: Path) -> tuple[DryRunRecord, RepoRun | None]:
+    absent = pack_absent_error(context)
+    if absent is not None:
+        return DryRunRecord(full_name=repo.full_name, sha=repo.sha, band=repo.band, outcome=None, error=absent), None
     run = prepare(repo, context, frame_dir=frame_dir)
     facts: dict[str, Any] = {}
     if run.error is None:
@@ -130,13 +152,25 @@ def plan_unit(
     """One repository's dry run: its record as JSON, its terminal status, and the failure a fixture
     repository gets when it does not give its committed outcome."""
     record, run = measure(repo, context, frame_dir)
-    if run.workspace is not None:
+    if run is not None and run.workspace is not None:
         (Path(run.workspace.logs) / "record.json").write_text(record.model_dump_json(indent=2), encoding="utf-8")
     failure = None
     if repo.expected is not None and record.outcome != repo.expected:
         got = record.outcome or f"an error ({record.error})"
         failure = f"{repo.full_name}: the dry run gave {got}, the fixture expects {repo.expected}"
     return record.model_dump_json(), status(record), failure
+
+
+def _older_than_published(folder: Path, version: str | None) -> str | None:
+    """The published dry run's release when it is newer than ``version`` (it then stays); else None."""
+    published = folder / DOCUMENT_NAME
+    if not (published.exists() or published.is_symlink()):
+        return None
+    try:
+        have = load_dryrun_document(published).obelize_version
+        return have if have and version and Version(have) > Version(version) else None
+    except (DryRunRecordError, InvalidVersion):
+        return None  # an unreadable or unordered one is replaced: summarize --check names what it was
 
 
 def publish(
@@ -149,12 +183,16 @@ def publish(
     session: str,
     infrastructure: int,
 ) -> list[str]:
-    """Write the pack's dryrun.json, its note and (unless told not to) its block; the lines saying so."""
+    """Keep the release's dry run (``releases/<release>/dryrun.json``) and, unless a newer release's is
+    published or the release does not ship the pack, publish it as the pack's dryrun.json with its
+    block (unless told not to); the lines saying so."""
+    tool = context.tool
     document = DryRunDocument(
         pack=context.pack,
         frame=frame_label,
         term=frame.term,
-        obelize_version=None if context.tool is None else context.tool.version,
+        obelize_version=None if tool is None else tool.version,
+        obelize_commit=None if tool is None else tool.commit,
         pack_sha256=None if context.pack_provenance is None else context.pack_provenance.pack_sha256,
         harness_commit=context.harness.commit,
         run_at=context.run_at,
@@ -163,30 +201,50 @@ def publish(
         records=[records[repo.full_name] for repo in frame.repositories],
     )
     results = Path(context.results_dir)
-    target = results / "dryrun" / pack_slug(context.pack) / DOCUMENT_NAME
+    folder = results / "dryrun" / pack_slug(context.pack)
+    text = document.to_json()
+    common: dict[str, Any] = {
+        "measurement": "dryrun",
+        "pack": context.pack,
+        "session": session,
+        "run_at": context.run_at,
+        "repositories": len(document.records),
+        "infrastructure": infrastructure,
+    }
+    lines: list[str] = []
+    release = release_folder_name(document.obelize_version, document.obelize_commit)
+    if release is not None:
+        target = folder / RELEASES / release / DOCUMENT_NAME
+        lines += write_measurement(results, target, text, block=None, **common)
+    absent = pack_absent_error(context)
+    newer = _older_than_published(folder, document.obelize_version)
+    if absent is not None or newer is not None:
+        why = "the release does not ship the pack" if absent is not None else f"obelize {newer} is newer"
+        lines.append(f"{folder / DOCUMENT_NAME} stays as published ({why}); `obelize-bench history --frame "
+                     f"{context.pack}` reads this release's dry run")  # fmt: skip
+        return lines
     name = f"dryrun-{pack_slug(context.pack)}"
-    return write_measurement(
-        results,
-        target,
-        document.to_json(),
-        measurement="dryrun",
-        pack=context.pack,
-        session=session,
-        run_at=context.run_at,
-        repositories=len(document.records),
-        infrastructure=infrastructure,
-        block=(name, render_dryrun_block(document), f"{name} block") if write_block else None,
-    )
+    block = (name, render_dryrun_block(document), f"{name} block") if write_block else None
+    return lines + write_measurement(results, folder / DOCUMENT_NAME, text, block=block, **common)
 
 
 def outcome_line(records: Mapping[str, DryRunRecord]) -> str:
-    counts: Counter[str] = Counter(record.outcome or "error" for record in records.values())
-    order = [*OUTCOME_DISPLAY, "error"]
-    return "dry run: " + ", ".join(f"{counts[name]} {name}" for name in order if counts[name])
+    counts: Counter[str] = Counter(result(record) for record in records.values())
+    order = [*OUTCOME_DISPLAY, "error", ABSENT]
+    return "dry run: " + ", ".join(f"{counts[name]} {name.replace('_', ' ')}" for name in order if counts[name])
 
 
 def parse_record(text: str) -> DryRunRecord:
     return DryRunRecord.model_validate_json(text)
 
 
-__all__ = ["OUTCOME_DISPLAY", "measure", "outcome_line", "parse_record", "plan_unit", "publish", "status"]
+__all__ = [
+    "OUTCOME_DISPLAY",
+    "measure",
+    "outcome_line",
+    "pack_absent_error",
+    "parse_record",
+    "plan_unit",
+    "publish",
+    "status",
+]

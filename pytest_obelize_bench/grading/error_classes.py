@@ -40,6 +40,8 @@ TOOL_REASONS = frozenset(
         "agent_failed",
         "stamp_missing",
         "stamp_impossible",
+        # the release under test does not ship the pack a frame is drawn for: the tool's answer
+        "pack_absent",
     }
 )
 #: Steps that run before the tool or only prepare the machine: a timeout there is not the tool's.

@@ -34,6 +34,8 @@ from pytest_obelize_bench.records.transaction import (
     temporaries_in,
 )
 
+#: The folder of a pack's dry runs kept per release (``dryrun.release_files`` reads them; a layer above).
+RELEASES = "releases"
 NOTE_NAME = PUBLICATION_NAME  # a round folder's note has the same name: one spelling of it
 NOTE_BYTES = 1 << 20
 #: A published measurement document is at most this large (80 repositories' findings).
@@ -135,6 +137,7 @@ def note_problems(folder: Path, document: str, infrastructure: int) -> list[str]
 __all__ = [
     "INFRA_FLAG",
     "NOTE_NAME",
+    "RELEASES",
     "MeasurementNote",
     "dryrun_error_parts",
     "half_published",
@@ -225,15 +228,18 @@ def recover_measurement(results: Path, folder: Path) -> list[str]:
 
 def measurement_folders(results: Path) -> list[Path]:
     """Every folder a measurement publishes into: ``gate1/``, each Gate 1 published beside the sample's
-    (``gate1/<name>/``) and each ``dryrun/<pack>/``."""
+    (``gate1/<name>/``), each ``dryrun/<pack>/`` and each release kept there (``releases/<release>/``)."""
     results = Path(results)
     gate1 = results / "gate1"
     folders = [gate1] if gate1.is_dir() else []
     if gate1.is_dir():
         folders += sorted(p for p in gate1.iterdir() if p.is_dir() and not p.is_symlink())
     dryruns = results / "dryrun"
-    if dryruns.is_dir():
-        folders += sorted(p for p in dryruns.iterdir() if p.is_dir() and not p.is_symlink())
+    for pack in sorted(p for p in dryruns.iterdir() if p.is_dir() and not p.is_symlink()) if dryruns.is_dir() else []:
+        folders.append(pack)
+        kept = pack / RELEASES  # each release's dry run of the frame, kept for the pack's history
+        if kept.is_dir() and not kept.is_symlink():
+            folders += sorted(p for p in kept.iterdir() if p.is_dir() and not p.is_symlink())
     return folders
 
 

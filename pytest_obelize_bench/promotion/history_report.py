@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from pytest_obelize_bench._util.caps import POLICY_BYTES, RECORD_BYTES
 from pytest_obelize_bench._util.charts import RateChart, RatePoint, figures_section
 from pytest_obelize_bench._util.documents import load_optional_json
+from pytest_obelize_bench._util.first_change import ReleaseChange, change_lines
 from pytest_obelize_bench._util.markdown import cell, table
 from pytest_obelize_bench._util.safe_io import UntrustedFileError, read_untrusted, write_atomically
 from pytest_obelize_bench._util.stats import Rate
@@ -113,18 +114,6 @@ def load_history(round_folder: Path) -> HistoryDocument | None:
 # -- the block and the chart -----------------------------------------------------------------------
 
 
-def _rate(data: dict[str, Any]) -> Rate:
-    return Rate(
-        k=int(data["k"]),
-        n=int(data["n"]),
-        rate=data.get("rate"),
-        low=data.get("low"),
-        high=data.get("high"),
-        clusters=data.get("clusters"),
-        effective_n=data.get("effective_n"),
-    )
-
-
 def _changes(changes: list[Any]) -> str:
     return ", ".join(f"`{c.case}` ({state_text(c.before)} -> {state_text(c.after)})" for c in changes) or "none"
 
@@ -147,7 +136,7 @@ def history_block(history: HistoryDocument) -> str:
               "Median runtime"]  # fmt: skip
     rows = []
     for release in history.releases:
-        migrated, verified = _rate(release.rows_migrated), _rate(release.verified)
+        migrated, verified = Rate.from_dict(release.rows_migrated), Rate.from_dict(release.verified)
         runtime = None if release.runtime_median_seconds is None else f"{release.runtime_median_seconds:.1f} s"
         rows.append([
             release.label, f"`{release.run}`", f"{release.cases} (x{release.attempts_per_case})",
@@ -190,8 +179,8 @@ def history_chart(history: HistoryDocument) -> RateChart | None:
     for release in history.releases:
         group = release.label + (f" ▼{regressed[release.label]}" if regressed.get(release.label) else "")
         points += [
-            RatePoint(group, "key rows migrated", _rate(release.rows_migrated)),
-            RatePoint(group, "cases verified on every attempt", _rate(release.verified)),
+            RatePoint(group, "key rows migrated", Rate.from_dict(release.rows_migrated)),
+            RatePoint(group, "cases verified on every attempt", Rate.from_dict(release.verified)),
         ]
     return RateChart(
         file_name=f"round-{history.round}-history.svg",
@@ -232,13 +221,19 @@ def _find(history: HistoryDocument, case: str, out: TextIO) -> int:
         labels = ", ".join(r.label for r in history.releases if case in r.states)
         print(f"{case}: the same tier and rows under every release ({labels})", file=out)
         return 0
-    for index, (before, after) in enumerate(changes):
-        what = "first changed" if index == 0 else "changed again"
-        print(
-            f"{case}: {what} at obelize {after.label} (run {after.run}): {state_text(before.states[case])} -> "
-            f"{state_text(after.states[case])}; the release before: obelize {before.label} (run {before.run})",
-            file=out,
+    said = [
+        ReleaseChange(
+            before=before.label,
+            before_at=f"run {before.run}",
+            was=state_text(before.states[case]),
+            after=after.label,
+            after_at=f"run {after.run}",
+            now=state_text(after.states[case]),
         )
+        for before, after in changes
+    ]
+    for line in change_lines(case, said):
+        print(line, file=out)
     return 0
 
 
@@ -257,7 +252,7 @@ def run_history(results: Path, cases_path: Path, number: int, *, find: str | Non
     if find is not None:
         return _find(history, find, out)
     for release in history.releases:
-        rows = _rate(release.rows_migrated)
+        rows = Rate.from_dict(release.rows_migrated)
         print(f"obelize {release.label}: run {release.run}, {release.cases} cases, key rows migrated "
               f"{rows.counted('rows', 'cases')}, {rows.format()}", file=out)  # fmt: skip
     for step in history.steps:

@@ -14,8 +14,14 @@ from pathlib import Path
 from pytest_obelize_bench._util.charts import Chart, RateChart
 from pytest_obelize_bench.casefile.cases import CaseFileError
 from pytest_obelize_bench.comparison.block_text import comparison_blocks, comparison_charts
+from pytest_obelize_bench.dryrun.history_block import (
+    frame_history_block,
+    frame_history_block_name,
+    frame_history_chart,
+)
 from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
 from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
+from pytest_obelize_bench.dryrun.release_files import frame_histories, release_documents
 from pytest_obelize_bench.gate1.labels import LabelError
 from pytest_obelize_bench.gate1.scan_document import (
     gate1_block_name,
@@ -27,6 +33,7 @@ from pytest_obelize_bench.gate1.scan_document import (
 )
 from pytest_obelize_bench.measure.frame import FrameError
 from pytest_obelize_bench.measure.measure_publication import (
+    RELEASES,
     dryrun_error_parts,
     half_published,
     infrastructure_repositories,
@@ -66,7 +73,9 @@ def measurement_blocks(results_dir: Path, cases_dir: Path) -> dict[str, str]:
                 document = folder / DOCUMENT_NAME
                 if document.exists() or document.is_symlink():
                     blocks[f"dryrun-{folder.name}"] = render_dryrun_block(load_dryrun_document(document))
-    except (FrameError, LabelError, ScanRecordError, DryRunRecordError, CaseFileError) as exc:
+        for history in frame_histories(results_dir, cases_dir)[0]:
+            blocks[frame_history_block_name(history.pack)] = frame_history_block(history)
+    except (FrameError, LabelError, ScanRecordError, DryRunRecordError, CaseFileError, ValueError) as exc:
         raise MeasurementError(str(exc).splitlines()[0]) from None
     return blocks
 
@@ -76,7 +85,11 @@ def measurement_charts(results_dir: Path, case_file_path: Path) -> list[Chart]:
     charts: list[Chart] = [*_gate1_charts(results_dir, _cases_dir(case_file_path))]
     try:
         charts.extend(comparison_charts(results_dir, case_file_path))
-    except ValueError as exc:
+        for history in frame_histories(results_dir, _cases_dir(case_file_path))[0]:
+            chart = frame_history_chart(history)
+            if chart is not None:
+                charts.append(chart)
+    except (ValueError, DryRunRecordError) as exc:
         raise MeasurementError(str(exc).splitlines()[0]) from None
     return charts
 
@@ -112,6 +125,11 @@ def measurement_problems(results_dir: Path) -> list[str]:
                 records = load_dryrun_document(document).records
                 errors = {r.full_name: parts for r in records if (parts := dryrun_error_parts(r.error))}
                 problems += note_problems(folder, DOCUMENT_NAME, len(infrastructure_repositories(errors)))
+            for name, kept in release_documents(folder):  # each release's dry run kept for the history
+                errors = {r.full_name: parts for r in kept.records if (parts := dryrun_error_parts(r.error))}
+                problems += note_problems(
+                    folder / RELEASES / name, DOCUMENT_NAME, len(infrastructure_repositories(errors))
+                )
     except (ScanRecordError, DryRunRecordError):
         pass  # an unreadable document is the render check's to name, in one line
     return problems
@@ -140,11 +158,14 @@ def check_measurements(document: Path, results_dir: Path, case_file_path: Path) 
     try:
         blocks = _all_blocks(results_dir, case_file_path)
         text = Path(document).read_text(encoding="utf-8") if blocks else ""
-    except MeasurementError as exc:
+        stale_histories = frame_histories(results_dir, _cases_dir(case_file_path), recheck=True)[1]
+    except (MeasurementError, DryRunRecordError) as exc:
         return f"a measurement cannot be rendered: {exc}"
+    except ValueError as exc:
+        return f"a measurement cannot be rendered: {str(exc).splitlines()[0]}"
     except OSError as exc:
         return f"{document} cannot be read: {exc.strerror or exc}"
-    return stale_block(text, blocks)
+    return stale_histories[0] if stale_histories else stale_block(text, blocks)
 
 
 def apply_measurements(text: str, results_dir: Path, case_file_path: Path) -> str:

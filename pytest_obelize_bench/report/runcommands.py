@@ -15,6 +15,7 @@ from typing import TextIO
 from pytest_obelize_bench._util.locks import LockBusy, holder_lock
 from pytest_obelize_bench.casefile.cases import Case, CaseFile, CaseFileError, load_case_file
 from pytest_obelize_bench.casefile.promotion_policy import policy_beside
+from pytest_obelize_bench.dryrun.history_command import run_frame_history
 from pytest_obelize_bench.grading.record import TIERS, RecordError
 from pytest_obelize_bench.isolation.workspace import default_work_root
 from pytest_obelize_bench.promotion.history_report import run_history
@@ -349,4 +350,13 @@ def history(results: Path, round_number: int, cases: Path, find: str | None, out
     return summarize(results, cases, check=False, out=out)
 
 
-__all__ = ["compare", "history", "list_runs_report", "publish", "regrade", "show"]
+def frame_history(results: Path, pack: str, cases: Path, find: str | None, out: TextIO) -> int:
+    """``history --frame PACK``: write the pack's history.json from each release's kept dry run, then the
+    document's block, figure and page (``summarize``); with ``--find REPOSITORY``, only say where it changed."""
+    status = run_frame_history(results, pack, Path(cases).parent, find=find, out=out)
+    if status != 0 or find is not None:
+        return status
+    return summarize(results, cases, check=False, out=out)
+
+
+__all__ = ["compare", "frame_history", "history", "list_runs_report", "publish", "regrade", "show"]

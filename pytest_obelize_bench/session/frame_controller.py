@@ -126,6 +126,9 @@ class MeasureController:
             infrastructure,
             allow_infrastructure=self.options.publish_with_infra_errors,
         )
+        # a release without the pack is a point of the pack's history: kept, never the published dry run
+        if self.context.mode != "gate1" and planned_fix.pack_absent_error(self.context) is not None:
+            refused = None
         if refused is not None:
             self.lines.append(refused)
             return

@@ -1,4 +1,4 @@
-"""What the tool under test says of a pack: its sha256 and its ScanSpec digest.
+"""What the tool under test says of a pack: its sha256, its ScanSpec digest, and whether it bundles it.
 
 Asked of obelize's own loader, in the tool's interpreter, so the record names the rules that ran
 rather than what the harness believes they are.
@@ -29,6 +29,8 @@ class PackInfo(BaseModel):
     """What the tool says of one pack: the round context carries it, a record and ``run.json`` name it.
 
     A hash is null when the tool version has no API to say it or could not load the pack.
+    ``bundled`` says whether the release ships the pack at all (obelize 0.1.0 ships only the Gemini
+    pack): a frame run with a release that lacks it is recorded as ``pack_absent``, not run.
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -36,13 +38,22 @@ class PackInfo(BaseModel):
     pack: str
     pack_sha256: str | None = None
     spec_sha256: str | None = None
+    #: null when it could not be told (a pack given as a path, a tool that could not be asked)
+    bundled: bool | None = None
 
 
 #: Runs in the tool's interpreter: the pack's sha256 and its ScanSpec digest, from obelize's own
 #: loader; a field the tool version cannot answer stays null.
 PACK_PROGRAM = """\
 import json, sys
-out = {"pack": sys.argv[1], "pack_sha256": None, "spec_sha256": None}
+out = {"pack": sys.argv[1], "pack_sha256": None, "spec_sha256": None, "bundled": None}
+try:
+    import importlib.resources
+    parts = sys.argv[1].split("/")
+    if len(parts) == 2 and all(part and part not in (".", "..") for part in parts):
+        out["bundled"] = importlib.resources.files("obelize").joinpath("packs", *parts, "pack.yaml").is_file()
+except Exception:
+    pass
 try:
     from obelize.packs import loader
     loaded = loader.load(sys.argv[1])
@@ -75,8 +86,8 @@ def pack_provenance(tool: ToolInfo, pack: str) -> PackInfo:
         with contextlib.suppress(ValueError):
             kept = kept_answers(venv, marker).get(name)
             found = None if kept is None else PackInfo.model_validate(kept)
-            if found is not None and found.pack == pack:
-                return found
+            if found is not None and found.pack == pack and found.bundled is not None:
+                return found  # an answer kept before ``bundled`` was asked is asked again
     asked = _ask(tool, pack)
     if asked is None:
         return PackInfo(pack=pack)
@@ -109,9 +120,10 @@ def _ask(tool: ToolInfo, pack: str) -> PackInfo | None:
     if not isinstance(found, dict):
         return None
     hashes = {key: found.get(key) for key in ("pack_sha256", "spec_sha256")}
-    return PackInfo(pack=pack).model_copy(
-        update={key: value for key, value in hashes.items() if isinstance(value, str) and _HEX64.fullmatch(value)}
-    )
+    update: dict[str, Any] = {k: v for k, v in hashes.items() if isinstance(v, str) and _HEX64.fullmatch(v)}
+    if isinstance(found.get("bundled"), bool):
+        update["bundled"] = found["bundled"]
+    return PackInfo(pack=pack).model_copy(update=update)
 
 
 __all__ = ["PACK_PROGRAM", "PackInfo", "pack_provenance"]

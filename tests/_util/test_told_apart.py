@@ -103,3 +103,36 @@ def test_all_or_nothing_boundaries_count_each_repository_once() -> None:
     assert five is not None and everything.low == pytest.approx(five[0])
     assert rate_over_clusters([]).rate is None and rate_over_clusters([(0, 0)]).format() == "--"
     assert math.isclose(rate_over_clusters([(3, 4)]).effective_n or 0, 1.0)
+
+
+def test_the_bootstrap_draws_what_randrange_draws() -> None:
+    """The interval is the percentile bootstrap with ``randrange`` at the fixed seed, whatever shortcut draws it."""
+    import random
+
+    from pytest_obelize_bench._util.told_apart import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+    first, second = [0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 1.0, 1.0, 0.5, 0.0]
+    differences = [b - a for a, b in zip(first, second, strict=True)]
+    draw, n = random.Random(BOOTSTRAP_SEED), len(differences)
+    means = sorted(sum(differences[draw.randrange(n)] for _ in range(n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
+    expected = (means[int(0.025 * BOOTSTRAP_RESAMPLES)], means[int(0.975 * BOOTSTRAP_RESAMPLES)])
+    assert told_apart(first, second, alpha=0.05, min_n=1).interval == expected
+
+
+def test_sides_that_never_differ_or_always_differ_alike_get_the_bootstraps_interval_without_resampling() -> None:
+    for first, second in (([0.0] * 30, [0.0] * 30), ([0.0] * 7, [1 / 3] * 7), ([1.0] * 5, [0.5] * 5)):
+        differences = [b - a for a, b in zip(first, second, strict=True)]
+        mean = sum(differences) / len(differences)
+        assert told_apart(first, second, alpha=0.05, min_n=1).interval == (mean, mean)
+
+
+def test_without_its_interval_the_verdict_and_the_difference_are_the_same() -> None:
+    first, second = [1.0] * 10 + [0.0] * 10, [1.0] * 18 + [0.0] * 2
+    full, bare = (told_apart(first, second, alpha=0.05, min_n=20, interval=flag) for flag in (True, False))
+    assert bare.interval is None and full.interval is not None
+    assert (bare.p, bare.told_apart, bare.difference, bare.verdict()) == (
+        full.p,
+        full.told_apart,
+        full.difference,
+        full.verdict(),
+    )

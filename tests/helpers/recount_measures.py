@@ -11,6 +11,7 @@ their own, for the test that holds the generated pages to the data. Nothing here
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,15 @@ def _case_keys(case_file: Path, pack: str) -> dict[str, dict[str, Any]]:
     return keys
 
 
+def gate1_stems() -> list[str]:
+    """The page stems of the published Gate 1s, read from the folders alone (a test's parameters: no key
+    is parsed while the suite is collected)."""
+    folder = RESULTS / "gate1"
+    stems = ["gate1"] if (folder / "scan.json").is_file() else []
+    return stems + [f"gate1-{scan.parent.name}" for scan in sorted(folder.glob("*/scan.json"))]
+
+
+@functools.cache
 def gate1_published() -> dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
     """Each published Gate 1 by its page's stem (``gate1``, ``gate1-<name>``): its scan document and
     the answer keys of what it names as its source, less the repositories it named out of reach."""
@@ -272,6 +282,7 @@ __all__ = [
     "dryrun_outcome",
     "gate1_counts",
     "gate1_published",
+    "gate1_stems",
     "key_triples",
     "page_path",
 ]

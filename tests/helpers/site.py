@@ -3,22 +3,28 @@
 ``alpha__navamai`` wrote a patch that quotes script tags, an image with an ``onerror``, a run of
 backticks longer than a fence, control bytes and a 5,000-character line, and its graded facts
 withhold a row of a file whose name is markup; ``zeta__app`` errored with a detail that carries
-script, a NUL byte and a very long line. Every hostile string would set the page's title to
-``PWNED`` or mark its body if a browser ran it.
+script, a NUL byte and a very long line. A pack's history of releases names a repository whose name
+is markup and which one release could not run, with a detail that carries script. Every hostile
+string would set the page's title to ``PWNED`` or mark its body if a browser ran it.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
 
 from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.dryrun.outcomes import DryRunDocument, DryRunRecord
+from pytest_obelize_bench.dryrun.release_files import collect_frame_history
 from pytest_obelize_bench.grading.graded_facts import Artefacts, Finding, PlanEdit, Withheld, artefacts_to_json
 from pytest_obelize_bench.grading.record import ErrorInfo, Provenance
 from pytest_obelize_bench.grading.tiers import tier
+from pytest_obelize_bench.measure.measure_publication import write_measurement
 from pytest_obelize_bench.records.runs import run_folder
 from pytest_obelize_bench.report.round.publish_round import publish_round
+from pytest_obelize_bench.report.summarize import summarize
 from tests.helpers import casefile
 from tests.helpers.project import PROJECT
 from tests.helpers.runs import all_cases, make_run, record, unsupported
@@ -82,4 +88,36 @@ def hostile_project(root: Path) -> Path:
     (project / "docs" / "results").mkdir()
     outcome = publish_round(results, case_file, 2, run_id)
     assert outcome.published, outcome.lines
+    _frame_history(project)
     return project
+
+
+#: The pack of the hostile history of releases.
+HISTORY_PACK = "openai/openai-0-to-1"
+
+
+def _frame_history(project: Path) -> None:
+    """Two releases' dry runs of a frame, a repository named with markup erroring under the second;
+    the history written and the pages rewritten from it."""
+    shutil.copy(PROJECT / "cases" / "promotion.yaml", project / "cases" / "promotion.yaml")
+    names = ("o/plain", f"o/{SCRIPT}")
+    for version, errored in (("0.2.0", False), ("0.3.0", True)):
+        records = [
+            DryRunRecord(full_name=name, sha="a" * 40, band="search", outcome="complete")
+            if not (errored and name != names[0])
+            else DryRunRecord(
+                full_name=name, sha="a" * 40, band="search", outcome=None, error=f"obelize_failed: fix: {IMAGE}"
+            )
+            for name in names
+        ]
+        document = DryRunDocument(pack=HISTORY_PACK, frame="frame.yaml", term="openai", obelize_version=version,
+                                  pack_sha256=None, run_at="2026-12-07T10:00:00Z", records=records)  # fmt: skip
+        folder = project / "results" / "dryrun" / "openai__openai-0-to-1" / "releases" / version
+        write_measurement(project / "results", folder / "dryrun.json", document.to_json(), measurement="dryrun",
+                          pack=HISTORY_PACK, session=f"hostile-{version}", run_at=document.run_at,
+                          repositories=len(records), infrastructure=0, block=None)  # fmt: skip
+    history = collect_frame_history(project / "results", HISTORY_PACK, project / "cases")
+    (project / "results" / "dryrun" / "openai__openai-0-to-1" / "history.json").write_text(
+        history.to_json(), encoding="utf-8"
+    )
+    assert summarize(project / "results", project / "cases" / "cases.yaml", check=False, out=io.StringIO()) == 0

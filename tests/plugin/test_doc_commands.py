@@ -65,7 +65,12 @@ NOT_RUN: dict[str, str] = {
     "for pack in gemini/": "three real dry runs over the frames' repositories, each published",
     ".venv/bin/pytest --bench-round=3 --bench-cases=cases/cases-round-3.yaml": "a real round: round 3's repositories",
     ".venv/bin/obelize-bench gate --incumbent round-3:RUN_070": PLACEHOLDER,
-    "for version in 0.1.0": "eight real rounds: the repositories on GitHub",
+    "for version in 0.1.0 0.2.0 0.3.0 0.4.0 0.5.0 0.6.0 0.7.0 0.8.0; do .venv/bin/pytest": "eight real rounds",
+    "for version in 0.1.0 0.2.0 0.3.0 0.4.0 0.5.0 0.6.0 0.7.0 0.8.0; do .venv/bin/python -m pytest --bench-dryrun": (
+        "eight real dry runs of a frame"
+    ),
+    ".venv/bin/python benchmarks/release_history.py --repo-cache": "every release on round 2 and the frames",
+    ".venv/bin/obelize-bench history --frame openai/openai-0-to-1\n": "rewrites the pack's history.json",
     ".venv/bin/obelize-bench history --round 2": "rewrites results/round-2/history.json; test_history.py runs it",
 }
 

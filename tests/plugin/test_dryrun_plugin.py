@@ -13,6 +13,7 @@ import yaml
 from pytest_obelize_bench._util.case_error import CaseError
 from pytest_obelize_bench.dryrun.planned_fix import _blocked, _planned_files
 from pytest_obelize_bench.measure.scan_findings import read_findings
+from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import make_repo
 from tests.helpers.project import PROJECT
 
@@ -229,3 +230,65 @@ def test_scan_findings_with_a_bad_row_are_refused_and_evidence_is_dropped(tmp_pa
     )
     with pytest.raises(CaseError, match=re.escape("findings.json: findings[0].line: Input should be a valid integer")):
         read_findings(folder)
+
+
+def test_obelize_010s_run_json_names_one_pack_and_its_blocked_reason_at_the_top(tmp_path: Path) -> None:
+    """obelize 0.1.0 writes ``pack: {id}`` and a top-level ``blocked`` instead of ``packs[]``."""
+    folder = _folder(tmp_path, run={"pack": {"id": OPENAI, "source": "bundled"}, "blocked": None})
+    assert _blocked(folder, OPENAI) is None
+    (folder / "run.json").write_text(
+        json.dumps({"pack": {"id": OPENAI}, "blocked": "legacy_version_unsupported"}), encoding="utf-8"
+    )
+    assert _blocked(folder, OPENAI) == "legacy_version_unsupported"
+    (folder / "run.json").write_text(json.dumps({"pack": {"id": "other/pack"}, "blocked": None}), encoding="utf-8")
+    with pytest.raises(CaseError, match=f"packs\\[\\] does not name {OPENAI}"):
+        _blocked(folder, OPENAI)
+    (folder / "run.json").write_text(json.dumps({"pack": {"id": OPENAI}}), encoding="utf-8")
+    with pytest.raises(CaseError, match="expected an object with packs"):
+        _blocked(folder, OPENAI)
+
+
+@pytest.mark.usefixtures("index_uv_cache")
+def test_each_release_is_kept_a_release_without_the_pack_is_named_and_the_history_reads_them(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """obelize 0.8.0 (installed) publishes the frame; obelize 0.1.0 (from the index), which ships only
+    the Gemini pack, is kept as ``pack_absent`` and leaves the published dry run alone; then
+    ``history --frame`` reads both, ``--find`` names the release that changed a repository, and
+    ``summarize --check`` fails once a kept release is edited by hand."""
+    frame = _published_frame(pytester, tmp_path)
+    (pytester.path / "cases").mkdir(exist_ok=True)
+    for name in ("cases.yaml", "promotion.yaml"):
+        shutil.copy(PROJECT / "cases" / name, pytester.path / "cases" / name)
+    assert _run(pytester, OPENAI, frame, tmp_path, "-n", "2").ret == 0
+    old = _run(pytester, OPENAI, frame, tmp_path, "--obelize=obelize==0.1.0", "--exclude-newer=2026-12-01T00:00:00Z")
+    assert old.ret == 0, old.stdout.str()
+    old.stdout.fnmatch_lines(
+        ["dry run: 3 pack absent", "*dryrun.json stays as published (the release does not ship the pack)*"]
+    )
+    folder = tmp_path / "results" / "dryrun" / "openai__openai-0-to-1"
+    kept = json.loads((folder / "releases" / "0.1.0" / "dryrun.json").read_text(encoding="utf-8"))
+    assert {r["error"] for r in kept["records"]} == {"pack_absent: fix: obelize 0.1.0 does not ship the pack " + OPENAI}
+    assert json.loads((folder / "dryrun.json").read_text(encoding="utf-8"))["obelize_version"] == "0.8.0"
+    assert (folder / "releases" / "0.8.0" / "publication.json").is_file()
+
+    args = ("--results", str(tmp_path / "results"), "--cases", str(pytester.path / "cases" / "cases.yaml"))
+    code, out = obelize_bench("history", "--frame", OPENAI, *args, cwd=pytester.path)
+    assert code == 0, out
+    assert "obelize 0.1.0: does not ship the pack" in out
+    history = json.loads((folder / "history.json").read_text(encoding="utf-8"))
+    assert [(r["label"], r["state"]) for r in history["releases"]] == [("0.1.0", "pack_absent"), ("0.8.0", "measured")]
+    assert history["releases"][1]["outcomes"]["complete"]["k"] == 1
+    assert "does not ship the pack" in history["steps"][0]["note"]
+    document = (tmp_path / "results" / "BENCHMARK_RESULTS.md").read_text(encoding="utf-8")
+    assert "<!-- dryrun-history-openai__openai-0-to-1:begin" in document
+    assert "| 0.1.0 | pack absent |" in document
+    assert (tmp_path / "results" / "figures" / "dryrun-openai__openai-0-to-1-history.svg").is_file()
+    code, out = obelize_bench("history", "--frame", OPENAI, "--find", "o/complete", *args, cwd=pytester.path)
+    assert code == 0 and "o/complete: first changed at obelize 0.8.0" in out and "pack_absent -> complete" in out
+    assert obelize_bench("summarize", "--check", *args, cwd=pytester.path)[0] == 0
+
+    edited = folder / "releases" / "0.1.0" / "dryrun.json"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("0.1.0 does not", "0.1.0 did not"), encoding="utf-8")
+    code, out = obelize_bench("summarize", "--check", *args, cwd=pytester.path)
+    assert code == 1 and "differs from what session" in out and "releases/0.1.0/dryrun.json" in out

@@ -19,7 +19,7 @@ from tests.helpers.recount_rounds import keys
 
 COMPARISONS = rm.comparison_rounds()
 DRY_RUNS = sorted(rm.dry_runs())
-GATE1 = sorted(rm.gate1_published())
+GATE1 = rm.gate1_stems()
 ARMS_SHOWN = ("key rows", "rows seen", "cleared", "left", "corrections", "files", "files off the key")
 
 

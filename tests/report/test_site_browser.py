@@ -57,6 +57,7 @@ PAGES = {
     "round": "results/round-2/index.html",
     "case": "results/round-2/alpha__navamai/index.html",
     "errored": "results/round-2/zeta__app/index.html",
+    "history": "results/dryrun-history-openai__openai-0-to-1/index.html",
 }
 
 
@@ -65,7 +66,7 @@ def test_no_script_from_page_content_runs(site: Path, page: str) -> None:
     dom = _chromium("--dump-dom", (site / PAGES[page]).as_uri())
     assert "<title>" in dom and "PWNED" not in dom.split("</title>")[0], dom[:500]
     assert "data-pwned" not in dom.replace("data-pwned&#39;", "").replace("'data-pwned'", "")
-    assert "<body" in dom and "round 2" in dom.lower()
+    assert "<body" in dom and ("fix dry run" if page == "history" else "round 2") in dom.lower()
 
 
 def test_the_round_page_shows_its_tiers_and_figure(site: Path) -> None:
@@ -80,6 +81,15 @@ def test_the_results_index_opens_with_the_glance_and_its_figure(site: Path) -> N
     assert dom.index("At a glance") < dom.index("Rounds")
     assert "Round 2: <code>verified_success</code>" in dom and 'src="figures/at-a-glance.svg"' in dom
     assert (site / "results" / "figures" / "at-a-glance.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+
+
+def test_a_packs_history_of_releases_names_each_change_and_draws_its_figure(site: Path) -> None:
+    dom = _chromium("--dump-dom", (site / PAGES["history"]).as_uri())
+    assert "History of releases, fix dry run openai/openai-0-to-1" in dom
+    assert "complete -&gt; error" in dom and "&lt;script&gt;document.title" in dom  # the name, as text
+    assert 'src="../figures/dryrun-openai__openai-0-to-1-history.svg"' in dom
+    figure = site / "results" / "figures" / "dryrun-openai__openai-0-to-1-history.svg"
+    assert figure.read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
 
 
 def test_the_case_page_shows_the_tier_and_the_highlighted_diff(site: Path) -> None:

@@ -138,9 +138,35 @@ def test_the_pack_answers_are_kept_under_the_marker_the_session_resolved(
     monkeypatch.setattr("pytest_obelize_bench.tool.installed_answers.installed_marker", hashed_again)
     pack = "gemini/google-generativeai-to-google-genai"
     marker = {"installed_obelize": "ab" * 32}
-    kept = PackInfo(pack=pack, pack_sha256="cd" * 32, spec_sha256="ef" * 32)
+    kept = PackInfo(pack=pack, pack_sha256="cd" * 32, spec_sha256="ef" * 32, bundled=True)
     keep_answer(folder, marker, f"pack:{pack}", kept.model_dump(mode="json"))
-    tool = ToolInfo(
+    tool = _installed_tool(marker)
+    assert pack_provenance(tool, pack) == kept
+    other = tool.model_copy(update={"answers_marker": (("installed_obelize", "00" * 32),)})
+    asked = pack_provenance(other, pack)  # kept under another marker: obelize is asked
+    assert asked.pack_sha256 is not None and asked != kept
+    unmarked = pack_provenance(tool.model_copy(update={"answers_marker": None}), pack)
+    assert unmarked == asked  # nothing to key to: asked, and nothing kept under it
+    assert json.loads((folder / ANSWERS).read_text())["marker"] == {"installed_obelize": "00" * 32}
+
+
+def test_an_answer_kept_before_bundled_was_asked_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "venv"
+    folder.mkdir()
+    monkeypatch.setattr("pytest_obelize_bench.tool.packs.answers_folder", lambda python: folder)
+    pack = "gemini/google-generativeai-to-google-genai"
+    marker = {"installed_obelize": "ab" * 32}
+    keep_answer(folder, marker, f"pack:{pack}", {"pack": pack, "pack_sha256": "cd" * 32, "spec_sha256": "ef" * 32})
+    tool = _installed_tool(marker)
+    asked = pack_provenance(tool, pack)
+    assert asked.bundled is True and asked.pack_sha256 != "cd" * 32
+
+
+def _installed_tool(marker: dict[str, str]) -> ToolInfo:
+    """The obelize installed beside the harness, its answers kept under ``marker``."""
+    return ToolInfo(
         argv_prefix=(sys.executable, "-I", "-m", "obelize"),
         python=sys.executable,
         version="0.8.0",
@@ -150,10 +176,3 @@ def test_the_pack_answers_are_kept_under_the_marker_the_session_resolved(
         spec=None,
         answers_marker=tuple(marker.items()),
     )
-    assert pack_provenance(tool, pack) == kept
-    other = tool.model_copy(update={"answers_marker": (("installed_obelize", "00" * 32),)})
-    asked = pack_provenance(other, pack)  # kept under another marker: obelize is asked
-    assert asked.pack_sha256 is not None and asked != kept
-    unmarked = pack_provenance(tool.model_copy(update={"answers_marker": None}), pack)
-    assert unmarked == asked  # nothing to key to: asked, and nothing kept under it
-    assert json.loads((folder / ANSWERS).read_text())["marker"] == {"installed_obelize": "00" * 32}

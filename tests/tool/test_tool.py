@@ -123,11 +123,19 @@ def test_pack_provenance_from_obelize_own_loader(installed: ToolInfo) -> None:
     assert provenance.pack == GEMINI
     assert provenance.pack_sha256 == GEMINI_SHA
     assert provenance.spec_sha256 is not None and len(provenance.spec_sha256) == 64
-    assert set(provenance.model_dump()) == {"pack", "pack_sha256", "spec_sha256"}
+    assert set(provenance.model_dump()) == {"pack", "pack_sha256", "spec_sha256", "bundled"}
+    assert provenance.bundled is True
+
+
+def test_a_pack_the_release_does_not_ship_is_told_apart_from_a_path(installed: ToolInfo) -> None:
+    """``bundled`` is False for a well-formed id the release does not ship, None for what is no id."""
+    assert pack_provenance(installed, "nosuch/pack-id").bundled is False
+    assert pack_provenance(installed, "gemini").bundled is None
 
 
 def test_pack_provenance_of_an_unknown_pack_is_null(installed: ToolInfo) -> None:
     assert pack_provenance(installed, "gemini") == PackInfo(pack="gemini", pack_sha256=None, spec_sha256=None)
+    assert pack_provenance(installed, "gemini").bundled is None
 
 
 def test_pack_provenance_without_the_api_is_null_not_a_crash(tmp_path: Path, installed: ToolInfo) -> None:

@@ -84,6 +84,8 @@ def _title(block: str) -> str:
         return "Gate 1"
     if block.startswith("gate1-"):
         return f"Gate 1, {block.removeprefix('gate1-')}"
+    if block.startswith("dryrun-history-"):
+        return f"History of releases, fix dry run {block.removeprefix('dryrun-history-').replace('__', '/', 1)}"
     if block.startswith("dryrun-"):
         return f"Fix dry run, {block.removeprefix('dryrun-').replace('__', '/', 1)}"
     kind, _, number = block.partition("-round-")
