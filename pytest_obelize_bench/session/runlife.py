@@ -111,7 +111,10 @@ def _start_resume(ctl: Controller, results: Path, number: int) -> None:
     if run_id is None:
         raise pytest.UsageError(f"--bench-resume: no run to continue in {runs_root(results, number)}")
     folder = existing_run(results, number, run_id, "--bench-resume")
-    cases = list(ctl.case_file.cases)
+    # A row this session names out of reach is not run, so it is not run again either: counted among
+    # the cases to run, it started workers for nothing and entered the manifest as a rerun it never was.
+    away = ctl.unreachable
+    cases = [case for case in ctl.case_file.cases if case.id not in away]
     plan = plan_resume(
         run_id,
         read_manifest(folder).exclude_newer,

@@ -87,6 +87,24 @@ def test_the_round_block_says_what_was_measured_and_what_was_not(named: dict[str
     assert f"* `{GONE}` (case, dev): {WHY}" in document
 
 
+def test_a_resume_leaves_the_row_out_of_reach_out_and_starts_no_worker(tmp_path: Path) -> None:
+    project, pins = _project(tmp_path)
+    common = ["--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-unreachable={pins}"]
+    first = rounds.run_pytest(project, *common, f"--bench-work={tmp_path / 'work'}")
+    assert first.returncode == 0, first.stdout[-3000:]
+    run = rounds.only_run(project / "results" / "round-2")
+    before = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    done = rounds.run_pytest(project, *common, f"--bench-work={tmp_path / 'work2'}", "--bench-resume", "-n", "2")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "resumed: 1 case(s) kept" in done.stdout
+    assert "no case runs again, so no xdist worker was started" in done.stdout
+    manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    # the resume is on record, and it reran nothing: the row out of reach was never run
+    assert len(manifest["reruns"]) == len(before["reruns"]) + 1
+    assert manifest["reruns"][-1]["kind"] == "resume" and manifest["reruns"][-1]["cases"] == []
+    assert manifest["unreachable"] == {GONE: WHY} and manifest["cases_recorded"] == [REACHED]
+
+
 def test_the_same_rows_chosen_with_k_are_not_a_whole_round(tmp_path: Path) -> None:
     project, _ = _project(tmp_path)
     done = rounds.run_pytest(
