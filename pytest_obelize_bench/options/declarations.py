@@ -79,7 +79,10 @@ def _round_options(group: pytest.OptionGroup) -> None:
         " that imports them to compile them again (none: for a round run once on a machine then discarded)",
     )
     group.addoption(
-        "--bench-repo-cache", metavar="DIR", help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them"
+        "--bench-repo-cache",
+        metavar="DIR",
+        help="keep bare repositories at DIR/<owner>/<name>.git and fetch from them; each pin's first checkout"
+        " is kept at DIR/<owner>/<name>.pins/<sha> and copied in, not fetched, by later ones",
     )
     group.addoption(
         "--bench-unreachable",

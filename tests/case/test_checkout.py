@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench._util.case_error import CaseError
-from pytest_obelize_bench.case.checkout import cache_repository, fetch_checkout
+from pytest_obelize_bench.case.checkout import cache_repository, fetch_checkout, kept_pin
 from pytest_obelize_bench.isolation.elide import Elider
 from pytest_obelize_bench.isolation.executor import (
     Completed,
@@ -107,7 +107,8 @@ def test_cache_miss_then_hit_without_the_origin(tmp_path: Path, origin: tuple[Gi
     steps, dest = runner(tmp_path, "owner__repo_again")
     fetch_checkout(steps, url=url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
     assert not [s for s in steps.steps if "cat-file" in s.argv]  # the pin's ref is there: no probe
-    assert len(steps.steps) == 3  # init, fetch from the cache, checkout
+    # init, then the checkout from the objects the first fetch of the pin left in the cache: no fetch
+    assert [s.argv[1:] for s in steps.steps] == [("init", "-q", "<case>"), ("-C", "<case>", "checkout", "-q", second)]
     assert not any(url in s.argv for s in steps.steps)
     assert (dest / "app.py").read_text() == "VERSION = 2\n"
     assert (dest / ".git" / "shallow").is_file()
@@ -137,6 +138,50 @@ def test_the_cache_keeps_several_commits_of_one_repository(tmp_path: Path, origi
         steps, dest = runner(tmp_path, case)
         fetch_checkout(steps, url=repo.url, sha=sha, dest=dest, cache=cache, owner="owner", name="repo")
         assert (dest / "app.py").read_text() == text
+
+
+def test_the_kept_objects_are_a_copy_no_case_can_reach(tmp_path: Path, origin: tuple[GitRepo, str, str]) -> None:
+    repo, _, second = origin
+    cache = tmp_path / "git-cache"
+    steps, dest = runner(tmp_path, "first")
+    fetch_checkout(steps, url=repo.url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+    kept = kept_pin(cache_repository(cache, "owner", "repo"), second)
+    assert kept == cache / "owner" / "repo.pins" / second
+    assert (kept / "shallow").read_text().strip() == second and not list(kept.parent.glob(".*partial"))
+    kept_files = {p.relative_to(kept): p.read_bytes() for p in kept.rglob("*") if p.is_file()}
+    for case in ("second", "third"):
+        # a hostile case rewrites every object of its own checkout, in place
+        for path in (dest / ".git" / "objects").rglob("*"):
+            if path.is_file():
+                path.chmod(0o644)
+                path.write_bytes(b"garbage")
+        assert {p.relative_to(kept): p.read_bytes() for p in kept.rglob("*") if p.is_file()} == kept_files
+        steps, dest = runner(tmp_path, case)  # checked out from the kept copy, which is whole
+        fetch_checkout(steps, url=repo.url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+        assert (dest / "app.py").read_text() == "VERSION = 2\n" and len(steps.steps) == 2
+
+
+def test_a_kept_copy_that_does_not_check_out_is_dropped_and_the_pin_fetched(
+    tmp_path: Path, origin: tuple[GitRepo, str, str]
+) -> None:
+    repo, _, second = origin
+    cache = tmp_path / "git-cache"
+    steps, dest = runner(tmp_path, "first")
+    fetch_checkout(steps, url=repo.url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+    kept = kept_pin(cache_repository(cache, "owner", "repo"), second)
+    for path in (kept / "objects").rglob("*"):  # the copy broken: its objects gone
+        if path.is_file():
+            path.unlink()
+    steps, dest = runner(tmp_path, "second")
+    fetch_checkout(steps, url=repo.url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+    assert (dest / "app.py").read_text() == "VERSION = 2\n" and (dest / "extra.py").is_file()
+    # the failed checkout is on record, then the fetch from the cache that replaced it
+    assert [s.argv[3] for s in steps.steps[1:]] == ["checkout", "fetch", "checkout"]
+    assert steps.steps[1].exit_code != 0 and [s.exit_code for s in steps.steps[2:]] == [0, 0]
+    assert (kept / "shallow").is_file()  # kept again, whole, from the fresh fetch
+    steps, dest = runner(tmp_path, "third")
+    fetch_checkout(steps, url=repo.url, sha=second, dest=dest, cache=cache, owner="owner", name="repo")
+    assert len(steps.steps) == 2 and (dest / "app.py").read_text() == "VERSION = 2\n"
 
 
 class LyingHead:
