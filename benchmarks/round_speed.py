@@ -208,19 +208,28 @@ def longest_first_makespan(times: list[float], workers: int) -> float:
     return max(loads)
 
 
+#: The ratios a pair gives that are targets; the rest of ``pair_ratios`` says where each came from.
+TARGETS = ("warm wall / (fix + suites), -n 1", "-n 2 speed-up over -n 1", "resumed / warm -n 1")
+
+
 def pair_ratios(walls: dict[str, float], found: dict[str, dict[str, float]]) -> dict[str, float]:
-    """The three target ratios of the warm pair (and its resumed round) just run."""
+    """The three target ratios of the warm pair (and its resumed round) just run, then what moves the
+    speed-up: the two rounds' walls and how much longer the -n 2 round's items took."""
     return {
-        "warm wall / (fix + suites), -n 1": walls["warm -n 1"] / found["warm -n 1"]["work"],
-        "-n 2 speed-up over -n 1": walls["warm -n 1"] / walls["warm -n 2"],
-        "resumed / warm -n 1": walls["resumed"] / walls["warm -n 1"],
+        TARGETS[0]: walls["warm -n 1"] / found["warm -n 1"]["work"],
+        TARGETS[1]: walls["warm -n 1"] / walls["warm -n 2"],
+        TARGETS[2]: walls["resumed"] / walls["warm -n 1"],
+        "warm -n 1 wall (s)": walls["warm -n 1"],
+        "warm -n 2 wall (s)": walls["warm -n 2"],
+        "item time, -n 2 / -n 1": found["warm -n 2"].get("items", 0.0)
+        / max(found["warm -n 1"].get("items", 0.0), 1e-9),
     }
 
 
 def spread(pairs: list[dict[str, float]]) -> dict[str, str]:
     """Each target ratio over the pairs: its median, with the smallest and largest."""
     out: dict[str, str] = {}
-    for name in pairs[0]:
+    for name in TARGETS:
         values = sorted(pair[name] for pair in pairs)
         middle = len(values) // 2
         median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
@@ -384,6 +393,9 @@ def main() -> None:
             kinds = {k.removeprefix("step:"): round(v, 2) for k, v in found[label].items() if k.startswith("step:")}
             print(json.dumps({f"step seconds by kind, {label}": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}))
         print(json.dumps({"cases that installed or compiled, warm -n 1": reruns}))
+        print(
+            json.dumps({"each pair, in the order run": [{k: round(v, 3) for k, v in pair.items()} for pair in pairs]})
+        )
         if arguments.steps:
             print(json.dumps({"walls": walls, "rounds": found}, indent=2), file=sys.stderr)
 
