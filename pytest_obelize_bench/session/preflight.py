@@ -11,7 +11,8 @@ URL after ``--end-of-options`` so no value of the case file can become a git opt
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,57 @@ def _matched(probes: Sequence[Probe], lines: Sequence[str]) -> list[tuple[Probe,
     return pairs
 
 
+def _preflight_root(context: RoundContext) -> tuple[Path, dict[str, str]]:
+    """Where the probes log, and the environment they run under."""
+    root = Path(context.work_root) / "preflight" / context.round_label
+    return root, probe_environment(root / "home", dict(NO_INTERPRETER_DOWNLOADS))
+
+
+def _interpreter_failures(
+    probes: Sequence[Probe], context: RoundContext, executor: Executor
+) -> dict[tuple[str, ...], str]:
+    """Each distinct interpreter request that does not resolve, with why."""
+    root, env = _preflight_root(context)
+    search = [Path(p) for p in context.python_search]
+    python_env = {**env, "PATH": discovery_path(env.get("PATH"), search)}
+    distinct = list({probe.argv: probe for probe in probes if probe.argv}.values())
+    failed = run_probes(distinct, executor, logs=root / "python", env=python_env, timeout=PYTHON_FIND_TIMEOUT_S)
+    return {probe.argv: line.split(": ", 1)[1] for probe, line in _matched(distinct, failed)}
+
+
+class EarlyInterpreters:
+    """The interpreter probes of every case a round may run, started on a thread of their own as the
+    session starts: under xdist the preflight runs when the first worker has collected, and the cases
+    wait for it; the probes (``uv python find``, 0.2 to 0.3 s) then overlap the workers' start.
+
+    A preflight whose requests are all among these waits for the answers; any other runs its own.
+    """
+
+    def __init__(self, cases: Sequence[Case], context: RoundContext, executor: Executor | None = None) -> None:
+        probes = interpreter_probes(cases, context.interpreter_policy, uv_binary())
+        self.argvs = frozenset(probe.argv for probe in probes if probe.argv)
+        self._answers: dict[tuple[str, ...], str] | None = None
+        self._done = threading.Event()
+
+        def probe() -> None:
+            try:
+                self._answers = _interpreter_failures(probes, context, executor or ProcessExecutor())
+            except Exception:  # the preflight then probes for itself and says what failed
+                self._answers = None
+            finally:
+                self._done.set()
+
+        # A daemon: a session stopped before its preflight does not wait for the probes to end.
+        threading.Thread(target=probe, name="obelize-bench-preflight", daemon=True).start()
+
+    def answers(self, needed: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str] | None:
+        """The failures among ``needed`` (waiting for the probes); None when they did not probe them all."""
+        if not set(needed) <= self.argvs:
+            return None
+        self._done.wait()
+        return self._answers
+
+
 def run_preflight(
     cases: Sequence[Case],
     context: RoundContext,
@@ -112,20 +164,17 @@ def run_preflight(
     executor: Executor | None = None,
     workers: int = 1,
     keep_all: bool = False,
+    early: EarlyInterpreters | None = None,
 ) -> list[str]:
     """Every problem that would stop the round, one line each; empty when it can run."""
     executor = executor or ProcessExecutor()
-    root = Path(context.work_root) / "preflight" / context.round_label
-    env = probe_environment(root / "home", dict(NO_INTERPRETER_DOWNLOADS))
+    root, env = _preflight_root(context)
     cache = Path(context.repo_cache) if context.repo_cache else None
     repos, _ = repository_probes(cases, cache)
     problems = run_probes(repos, executor, logs=root / "git", env=env, timeout=LS_REMOTE_TIMEOUT_S)
-    search = [Path(p) for p in context.python_search]
-    python_env = {**env, "PATH": discovery_path(env.get("PATH"), search)}
     per_case = interpreter_probes(cases, context.interpreter_policy, uv_binary())
-    distinct = list({probe.argv: probe for probe in per_case if probe.argv}.values())
-    failed = run_probes(distinct, executor, logs=root / "python", env=python_env, timeout=PYTHON_FIND_TIMEOUT_S)
-    why = {probe.argv: line.split(": ", 1)[1] for probe, line in _matched(distinct, failed)}
+    answered = None if early is None else early.answers(probe.argv for probe in per_case if probe.argv)
+    why = answered if answered is not None else _interpreter_failures(per_case, context, executor)
     for probe in per_case:
         if not probe.argv:
             problems.append(f"{probe.case}: {probe.failure}")
@@ -165,6 +214,7 @@ __all__ = [
     "CASE_DISK_BYTES",
     "LS_REMOTE_TIMEOUT_S",
     "PARALLEL_PROBES",
+    "EarlyInterpreters",
     "Probe",
     "disk_problem",
     "interpreter_probes",

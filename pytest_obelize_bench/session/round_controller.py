@@ -35,7 +35,7 @@ from pytest_obelize_bench.report.round.terminal_lines import terminal_lines
 from pytest_obelize_bench.session.junit import rewrite_junit
 from pytest_obelize_bench.session.missing import Watch, attempt_of, lost_record
 from pytest_obelize_bench.session.ordering import case_seconds
-from pytest_obelize_bench.session.preflight import run_preflight
+from pytest_obelize_bench.session.preflight import EarlyInterpreters, run_preflight
 from pytest_obelize_bench.session.progress import Progress, terminal_stream
 from pytest_obelize_bench.session.runlife import (
     finish_run,
@@ -102,6 +102,12 @@ class Controller:
             self.case_seconds = case_seconds(Path(self.context.results_dir), self.context.round, cases)
         if self.writes_results:
             start_run(self)
+        #: the interpreter probes of the preflight, started now (preflight.py)
+        self.early_interpreters: EarlyInterpreters | None = None
+        if self.writes_results and self.options.preflight:
+            away = self.unreachable
+            runnable = [case for case in cases.values() if case.retired is None and case.id not in away]
+            self.early_interpreters = EarlyInterpreters(runnable, self.context)
 
     @property
     def case_file(self) -> CaseFile:
@@ -160,7 +166,9 @@ class Controller:
         wanted = list({case.id: case for case in cases if case is not None and case.retired is None}.values())
         workers = int(getattr(self.config.option, "numprocesses", None) or 1)
         keep_all = self.options.keep == "all"
-        problems = run_preflight(wanted, self.context, workers=workers, keep_all=keep_all)
+        problems = run_preflight(
+            wanted, self.context, workers=workers, keep_all=keep_all, early=self.early_interpreters
+        )
         if not problems:
             return
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
+from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import load_case_file
+from pytest_obelize_bench.isolation.executor import Completed, ProcessExecutor
 from pytest_obelize_bench.session.preflight import (
     CASE_DISK_BYTES,
+    EarlyInterpreters,
     disk_problem,
     interpreter_probes,
     one_line_per_case,
     repository_probes,
+    run_preflight,
 )
+from pytest_obelize_bench.tool.info import ToolInfo
 from tests.helpers import casefile
 from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import make_repo
@@ -83,6 +89,63 @@ def test_each_failing_case_is_one_line() -> None:
     ]
 
 
+class Recording:
+    """The real executor, which also keeps every command it ran."""
+
+    def __init__(self) -> None:
+        self.inner = ProcessExecutor()
+        self.argvs: list[tuple[str, ...]] = []
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, log: Path, step: str = ""
+    ) -> Completed:
+        self.argvs.append(tuple(argv))
+        return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log, step=step)
+
+
+def _minor_context(tmp_path: Path, cache: Path) -> RoundContext:
+    return RoundContext(
+        mode="round",
+        round=2,
+        project_root=str(tmp_path),
+        cases_path=str(tmp_path / "cases.yaml"),
+        fixtures_dir=str(tmp_path),
+        results_dir=str(tmp_path / "results"),
+        work_root=str(tmp_path / "work"),
+        repo_cache=str(cache),
+        interpreter_policy="minor",
+        tool=ToolInfo(argv_prefix=("python",), python="python", version="0.8.0", commit=None, tree_dirty=None,
+                      source="requirement", spec="obelize==0.8.0"),
+    )  # fmt: skip
+
+
+def test_the_interpreter_probes_started_early_answer_the_preflight(tmp_path: Path) -> None:
+    """The probes run on their thread as the session starts; the preflight, once the cases are known,
+    takes their answers and runs none of its own, unless a case asks for what they did not probe."""
+    cache = tmp_path / "cache"
+    rows = [
+        casefile.case_row("alpha", "app"),  # 3.12, which this machine has
+        casefile.case_row("beta", "old", python="cpython-3.4.10-linux-x86_64-gnu"),
+        casefile.case_row("gamma", "new", python="cpython-3.5.10-linux-x86_64-gnu"),
+    ]
+    for row in rows:  # every repository cached: no ls-remote
+        (cache / str(row["owner"]) / f"{row['full_name'].split('/')[1]}.git").mkdir(parents=True)
+        (cache / str(row["owner"]) / f"{row['full_name'].split('/')[1]}.git" / "HEAD").write_text("x\n")
+    cases = cases_of(tmp_path, rows)
+    context = _minor_context(tmp_path, cache)
+    first, later = Recording(), Recording()
+    early = EarlyInterpreters(cases[:2], context, first)  # type: ignore[arg-type]
+    lines = run_preflight(cases[:2], context, executor=later, early=early)  # type: ignore[arg-type]
+    assert [line.split(": interpreter ")[0] for line in lines] == ["beta__old"], lines
+    assert "cpython-3.4.10-linux-x86_64-gnu does not resolve under --bench-interpreter=minor" in lines[0]
+    assert len(first.argvs) == 2 and all(argv[1:3] == ("python", "find") for argv in first.argvs)
+    assert later.argvs == []  # answered by the early probes
+    # gamma's request was not among them: this preflight probes every request itself
+    lines = run_preflight(cases, context, executor=later, early=early)  # type: ignore[arg-type]
+    assert [line.split(": interpreter ")[0] for line in lines] == ["beta__old", "gamma__new"], lines
+    assert len(later.argvs) == 3 and len(first.argvs) == 2
+
+
 @pytest.mark.parametrize("repeat", [None, "2"], ids=["once", "repeat-2"])
 @pytest.mark.parametrize("workers", [None, "2"])
 def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
@@ -112,6 +175,27 @@ def test_an_unreachable_repository_stops_the_round_before_any_case_runs(
     assert not (round_folder / "runs").exists() or list((round_folder / "runs").iterdir()) == []
     assert not [line for line in cli_output("runs", "--results", str(pytester.path / "results")) if "round 2" in line]
     assert not (pytester.path / "results" / "BENCHMARK_RESULTS.md").exists()
+    assert not (tmp_path / "work" / "round-2").exists()
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_an_interpreter_this_machine_lacks_stops_the_round_before_any_case_runs(
+    pytester: pytest.Pytester, tmp_path: Path, workers: str | None
+) -> None:
+    """The probes that answer it started with the session (``EarlyInterpreters``), alone and under -n 2."""
+    good = make_repo(tmp_path / "origins" / "good", {"app.py": "import google.generativeai\n"})
+    old = make_repo(tmp_path / "origins" / "old", {"app.py": "import google.generativeai\n"})
+    rows = [
+        casefile.case_row("alpha", "good", repo=good.url, sha=good.head),
+        casefile.case_row("beta", "old", repo=old.url, sha=old.head, python="cpython-3.4.10-linux-x86_64-gnu"),
+    ]
+    casefile.write(pytester.path / "cases" / "cases.yaml", casefile.case_file(rows))
+    args = ["--bench-round=2", "--bench-allow-dirty", "--bench-interpreter=minor", f"--bench-work={tmp_path / 'work'}"]
+    result = pytester.runpytest_subprocess(*args, *(["-n", workers] if workers else []))
+    assert result.ret == 4, result.stdout.str()[-2000:]
+    failing = [line for line in result.outlines if line.startswith("preflight: ")]
+    said = "preflight: beta__old: interpreter cpython-3.4.10-linux-x86_64-gnu does not resolve under"
+    assert len(failing) == 1 and failing[0].startswith(f"{said} --bench-interpreter=minor"), failing
     assert not (tmp_path / "work" / "round-2").exists()
 
 
