@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from pytest_obelize_bench._util.case_error import CaseError
-from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.case.environment import (
     Interpreter,
     case_environment,
@@ -27,7 +26,7 @@ from pytest_obelize_bench.isolation.elide import Elider
 from pytest_obelize_bench.isolation.executor import Completed, step_environment
 from pytest_obelize_bench.isolation.policy import uv_binary
 from pytest_obelize_bench.isolation.steps import StepRunner
-from pytest_obelize_bench.tool.info import ToolInfo
+from tests.helpers.round_context import round_context, tool
 
 
 class _Answering:
@@ -160,25 +159,11 @@ def test_case_environment_activates_the_venv(tmp_path: Path) -> None:
 def test_a_case_install_never_carries_the_tools_cutoff_exemption(tmp_path: Path) -> None:
     """The round's tool was installed with ``--exclude-newer-package obelize=...``; a case sees the cutoff alone."""
     cutoff = "2026-09-29T00:00:00Z"
-    context = RoundContext(
-        mode="round",
+    context = round_context(
+        tmp_path,
         round=1,
-        project_root=str(tmp_path),
-        cases_path=str(tmp_path / "cases.yaml"),
-        fixtures_dir=str(tmp_path),
-        results_dir=str(tmp_path / "results"),
-        work_root=str(tmp_path / "work"),
         exclude_newer=cutoff,
-        tool=ToolInfo(
-            argv_prefix=("python",),
-            python="python",
-            version="0.1.0",
-            commit=None,
-            tree_dirty=None,
-            source="requirement",
-            spec="obelize==0.1.0",
-            exclude_newer_tool="2026-12-03T10:00:00Z",
-        ),
+        tool=tool("0.1.0", exclude_newer_tool="2026-12-03T10:00:00Z"),
     )
     # even a machine whose environment names an exemption passes none to a step
     machine = {"PATH": os.environ.get("PATH", ""), "UV_EXCLUDE_NEWER_PACKAGE": "obelize=2099-01-01T00:00:00Z"}

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_obelize_bench.case.context import RoundContext
 from pytest_obelize_bench.casefile.cases import load_case_file
 from pytest_obelize_bench.isolation.executor import Completed, ProcessExecutor
 from pytest_obelize_bench.session.preflight import (
@@ -19,10 +18,10 @@ from pytest_obelize_bench.session.preflight import (
     repository_probes,
     run_preflight,
 )
-from pytest_obelize_bench.tool.info import ToolInfo
 from tests.helpers import casefile
 from tests.helpers.bench_cli import obelize_bench
 from tests.helpers.gitrepo import make_repo
+from tests.helpers.round_context import round_context
 
 
 def cli_output(*args: str) -> list[str]:
@@ -103,22 +102,6 @@ class Recording:
         return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, log=log, step=step)
 
 
-def _minor_context(tmp_path: Path, cache: Path) -> RoundContext:
-    return RoundContext(
-        mode="round",
-        round=2,
-        project_root=str(tmp_path),
-        cases_path=str(tmp_path / "cases.yaml"),
-        fixtures_dir=str(tmp_path),
-        results_dir=str(tmp_path / "results"),
-        work_root=str(tmp_path / "work"),
-        repo_cache=str(cache),
-        interpreter_policy="minor",
-        tool=ToolInfo(argv_prefix=("python",), python="python", version="0.8.0", commit=None, tree_dirty=None,
-                      source="requirement", spec="obelize==0.8.0"),
-    )  # fmt: skip
-
-
 def test_the_interpreter_probes_started_early_answer_the_preflight(tmp_path: Path) -> None:
     """The probes run on their thread as the session starts; the preflight, once the cases are known,
     takes their answers and runs none of its own, unless a case asks for what they did not probe."""
@@ -132,7 +115,7 @@ def test_the_interpreter_probes_started_early_answer_the_preflight(tmp_path: Pat
         (cache / str(row["owner"]) / f"{row['full_name'].split('/')[1]}.git").mkdir(parents=True)
         (cache / str(row["owner"]) / f"{row['full_name'].split('/')[1]}.git" / "HEAD").write_text("x\n")
     cases = cases_of(tmp_path, rows)
-    context = _minor_context(tmp_path, cache)
+    context = round_context(tmp_path, repo_cache=str(cache), interpreter_policy="minor")
     first, later = Recording(), Recording()
     early = EarlyInterpreters(cases[:2], context, first)  # type: ignore[arg-type]
     lines = run_preflight(cases[:2], context, executor=later, early=early)  # type: ignore[arg-type]
