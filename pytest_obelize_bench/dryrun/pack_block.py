@@ -19,6 +19,12 @@ MEANINGS: dict[str, str] = {
 }
 
 
+def code(value: object) -> str:
+    """A value read from the records (a repository's name, a bail, a blocked reason) as a code span
+    that no backtick, tag or pipe in it can leave: the records are read as untrusted."""
+    return f"`{plain(value)}`"
+
+
 def render_dryrun_block(document: DryRunDocument) -> str:
     records = document.records
     measured = [record for record in records if record.outcome is not None]
@@ -68,7 +74,7 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         lines += [
             "",
             "Could not be run: "
-            + ", ".join(f"{reason or 'unknown'} {n}" for reason, n in sorted(reasons.items()))
+            + ", ".join(f"{plain(reason or 'unknown')} {n}" for reason, n in sorted(reasons.items()))
             + ".",
         ]
     blocked = Counter(record.blocked for record in measured if record.outcome == "blocked")
@@ -77,7 +83,7 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         lines += table(
             ["Blocked reason", "Repositories"],
             ["---", "---:"],
-            [(f"`{reason}`", n) for reason, n in sorted(blocked.items(), key=lambda item: (-item[1], str(item[0])))],
+            [(code(reason), n) for reason, n in sorted(blocked.items(), key=lambda item: (-item[1], str(item[0])))],
         )
     else:
         lines.append("None.")
@@ -93,7 +99,7 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         lines += table(
             ["Bail", "Withheld rows", "Repositories"],
             ["---", "---:", "---:"],
-            [(f"`{bail}`", n, len(repos[bail])) for bail, n in ranked[:TOP_BAILS]],
+            [(code(bail), n, len(repos[bail])) for bail, n in ranked[:TOP_BAILS]],
         )
         if len(ranked) > TOP_BAILS:
             lines += ["", f"{len(ranked) - TOP_BAILS} more bails with fewer rows are in the records."]
@@ -105,12 +111,12 @@ def render_dryrun_block(document: DryRunDocument) -> str:
         ["---", "---", "---", "---:", "---:", "---"],
         [
             (
-                f"`{r.full_name}`",
-                r.band,
-                f"`{r.outcome}`" if r.outcome else f"error: {r.error}",
+                code(r.full_name),
+                plain(r.band),
+                code(r.outcome) if r.outcome else f"error: {plain(r.error)}",
                 r.files_planned,
                 len(r.withheld) if r.outcome else None,
-                f"`{r.blocked}`" if r.blocked else NULL,
+                code(r.blocked) if r.blocked else NULL,
             )
             for r in sorted(records, key=lambda r: r.full_name.lower())
         ],

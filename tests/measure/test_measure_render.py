@@ -155,3 +155,31 @@ def test_each_committed_real_frame_of_fifty_states_its_rule_and_biases() -> None
         frame = load_frame(PROJECT / "cases" / "dryrun" / pack / "frame.yaml")
         assert len(frame.repositories) >= 50 and frame.draw_rule and len(frame.biases) >= 4
         assert len({repo.owner for repo in frame.repositories}) == len(frame.repositories)
+
+
+def test_hostile_names_and_errors_in_a_dry_run_stay_inert_in_its_block() -> None:
+    """The records are read as untrusted: a name, bail, blocked reason or error can hold a tag, a
+    backtick or a pipe, and none of them reaches the page as markup or breaks the table."""
+    hostile = "x`<img src=x onerror=alert(1)>|[a](javascript:alert(1))"
+    withheld = [{"path": "a.py", "line": 3, "symbol": "s", "bail": hostile}]
+    document = DryRunDocument.model_validate(
+        {
+            "pack": "py-pdf/pypdf2-to-pypdf",
+            "frame": "frames/pypdf2.yaml",
+            "term": "PyPDF2",
+            "obelize_version": "0.8.0",
+            "pack_sha256": "c" * 64,
+            "records": [
+                {"full_name": "o/" + hostile, "sha": "b" * 40, "band": hostile, "outcome": "blocked",
+                 "blocked": hostile, "files_planned": 0, "usages": 1, "withheld": withheld},
+                {"full_name": "o/gone", "sha": "b" * 40, "band": "b", "outcome": None, "error": f"{hostile}: x"},
+            ],
+        }
+    )  # fmt: skip
+    block = render_dryrun_block(document)
+    assert "<img" not in block and "](javascript" not in block
+    for line in block.splitlines():
+        if line.startswith("|") and "o/" in line:  # a repository's row: six cells, whatever its values
+            assert line.replace("\\|", "").count("|") == 7, line
+            assert line.count("`") % 2 == 0, line  # every code span closed where it opened
+    assert "&#60;img" in block and "&#96;" in block
