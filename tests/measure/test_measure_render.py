@@ -84,11 +84,7 @@ def test_summarize_check_reports_an_unreadable_scan_document_in_one_line(tmp_pat
     assert "a measurement cannot be rendered" in line and "scan.json: top level: (file): not JSON" in line
 
 
-def _dryrun_document() -> DryRunDocument:
-    def record(name: str, outcome: str | None, **extra: object) -> dict[str, object]:
-        return {"full_name": name, "sha": "b" * 40, "band": "size:<1000", "outcome": outcome, **extra}
-
-    withheld = [{"path": "a.py", "line": 3, "symbol": "PyPDF2.PdfReader", "bail": "legacy_version_unsupported"}]
+def _pypdf2_document(records: list[dict[str, object]]) -> DryRunDocument:
     return DryRunDocument.model_validate(
         {
             "pack": "py-pdf/pypdf2-to-pypdf",
@@ -96,21 +92,31 @@ def _dryrun_document() -> DryRunDocument:
             "term": "PyPDF2",
             "obelize_version": "0.8.0",
             "pack_sha256": "c" * 64,
-            "records": [
-                record(
-                    "o/blocked",
-                    "blocked",
-                    blocked="legacy_version_unsupported",
-                    files_planned=0,
-                    usages=1,
-                    withheld=withheld,
-                ),
-                record("o/none", "none", files_planned=0, usages=0),
-                record("o/done", "complete", files_planned=2, usages=3),
-                record("o/done2", "complete", files_planned=1, usages=1),
-                record("o/gone", None, error="fetch_failed: HEAD is not the pin"),
-            ],
+            "records": records,
         }
+    )
+
+
+def _dryrun_document() -> DryRunDocument:
+    def record(name: str, outcome: str | None, **extra: object) -> dict[str, object]:
+        return {"full_name": name, "sha": "b" * 40, "band": "size:<1000", "outcome": outcome, **extra}
+
+    withheld = [{"path": "a.py", "line": 3, "symbol": "PyPDF2.PdfReader", "bail": "legacy_version_unsupported"}]
+    return _pypdf2_document(
+        [
+            record(
+                "o/blocked",
+                "blocked",
+                blocked="legacy_version_unsupported",
+                files_planned=0,
+                usages=1,
+                withheld=withheld,
+            ),
+            record("o/none", "none", files_planned=0, usages=0),
+            record("o/done", "complete", files_planned=2, usages=3),
+            record("o/done2", "complete", files_planned=1, usages=1),
+            record("o/gone", None, error="fetch_failed: HEAD is not the pin"),
+        ]
     )
 
 
@@ -162,19 +168,12 @@ def test_hostile_names_and_errors_in_a_dry_run_stay_inert_in_its_block() -> None
     backtick or a pipe, and none of them reaches the page as markup or breaks the table."""
     hostile = "x`<img src=x onerror=alert(1)>|[a](javascript:alert(1))"
     withheld = [{"path": "a.py", "line": 3, "symbol": "s", "bail": hostile}]
-    document = DryRunDocument.model_validate(
-        {
-            "pack": "py-pdf/pypdf2-to-pypdf",
-            "frame": "frames/pypdf2.yaml",
-            "term": "PyPDF2",
-            "obelize_version": "0.8.0",
-            "pack_sha256": "c" * 64,
-            "records": [
-                {"full_name": "o/" + hostile, "sha": "b" * 40, "band": hostile, "outcome": "blocked",
-                 "blocked": hostile, "files_planned": 0, "usages": 1, "withheld": withheld},
-                {"full_name": "o/gone", "sha": "b" * 40, "band": "b", "outcome": None, "error": f"{hostile}: x"},
-            ],
-        }
+    document = _pypdf2_document(
+        [
+            {"full_name": "o/" + hostile, "sha": "b" * 40, "band": hostile, "outcome": "blocked",
+             "blocked": hostile, "files_planned": 0, "usages": 1, "withheld": withheld},
+            {"full_name": "o/gone", "sha": "b" * 40, "band": "b", "outcome": None, "error": f"{hostile}: x"},
+        ]
     )  # fmt: skip
     block = render_dryrun_block(document)
     assert "<img" not in block and "](javascript" not in block
