@@ -32,6 +32,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
+from pytest_obelize_bench.dryrun.outcomes import pack_slug  # noqa: E402
 from pytest_obelize_bench.dryrun.release_files import collect_frame_history  # noqa: E402
 from pytest_obelize_bench.promotion.history_report import collect_history  # noqa: E402
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             ]))  # fmt: skip
     for pack in args.packs:
         have = _frame_has(results, pack, cases)
-        slug = pack.replace("/", "__")
+        slug = pack_slug(pack)
         for release in [r for r in args.releases if r not in have]:
             plans.append((f"dry run {pack}, obelize {release}", [
                 python, "-m", "pytest", f"--bench-dryrun={pack}", f"--bench-frame=cases/dryrun/{slug}/frame.yaml",

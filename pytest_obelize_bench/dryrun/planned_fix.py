@@ -29,7 +29,7 @@ from pytest_obelize_bench.dryrun.outcomes import (
     usage_count,
 )
 from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
-from pytest_obelize_bench.dryrun.release_files import RELEASES
+from pytest_obelize_bench.dryrun.release_files import RELEASES, pack_folder
 from pytest_obelize_bench.dryrun.release_history import ABSENT, release_folder_name, result
 from pytest_obelize_bench.isolation.machine import this_machine
 from pytest_obelize_bench.isolation.public_text import public_text
@@ -201,7 +201,7 @@ def publish(
         records=[records[repo.full_name] for repo in frame.repositories],
     )
     results = Path(context.results_dir)
-    folder = results / "dryrun" / pack_slug(context.pack)
+    folder = pack_folder(results, context.pack)
     text = document.to_json()
     common: dict[str, Any] = {
         "measurement": "dryrun",

@@ -19,7 +19,7 @@ from pytest_obelize_bench.dryrun.history_block import (
     frame_history_block_name,
     frame_history_chart,
 )
-from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunRecordError, load_dryrun_document
+from pytest_obelize_bench.dryrun.outcomes import DOCUMENT_NAME, DryRunDocument, DryRunRecordError, load_dryrun_document
 from pytest_obelize_bench.dryrun.pack_block import render_dryrun_block
 from pytest_obelize_bench.dryrun.release_files import frame_histories, release_documents
 from pytest_obelize_bench.gate1.labels import LabelError
@@ -107,6 +107,12 @@ def _gate1_charts(results_dir: Path, cases_dir: Path) -> list[RateChart]:
     return charts
 
 
+def _dryrun_note_problems(folder: Path, document: DryRunDocument) -> list[str]:
+    """The note beside a dry run (a pack's, or one release's kept for its history) against its records."""
+    errors = {r.full_name: parts for r in document.records if (parts := dryrun_error_parts(r.error))}
+    return note_problems(folder, DOCUMENT_NAME, len(infrastructure_repositories(errors)))
+
+
 def measurement_problems(results_dir: Path) -> list[str]:
     """Why a published measurement is not what a guarded session wrote (``measure_publication.py``)."""
     problems: list[str] = half_published(results_dir)
@@ -122,14 +128,9 @@ def measurement_problems(results_dir: Path) -> list[str]:
         for folder in sorted(dryruns.iterdir()) if dryruns.is_dir() else []:
             document = folder / DOCUMENT_NAME
             if document.exists() or document.is_symlink():
-                records = load_dryrun_document(document).records
-                errors = {r.full_name: parts for r in records if (parts := dryrun_error_parts(r.error))}
-                problems += note_problems(folder, DOCUMENT_NAME, len(infrastructure_repositories(errors)))
+                problems += _dryrun_note_problems(folder, load_dryrun_document(document))
             for name, kept in release_documents(folder):  # each release's dry run kept for the history
-                errors = {r.full_name: parts for r in kept.records if (parts := dryrun_error_parts(r.error))}
-                problems += note_problems(
-                    folder / RELEASES / name, DOCUMENT_NAME, len(infrastructure_repositories(errors))
-                )
+                problems += _dryrun_note_problems(folder / RELEASES / name, kept)
     except (ScanRecordError, DryRunRecordError):
         pass  # an unreadable document is the render check's to name, in one line
     return problems
